@@ -1,0 +1,30 @@
+# `make demo` and `make test` bootstrap .venv on first use.
+# torch is pinned and installed first: a bare `torch` requirement would pull CUDA wheels.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+TORCH  := torch==2.13.0
+
+.PHONY: demo test lint bench clean venv
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q $(TORCH)
+	$(BIN)/python -m pip install -q -e ".[opencl,quantization,dev]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/gpautotune tune configs/demo.yaml
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check gpautotune tests benchmarks
+
+clean:
+	rm -rf $(VENV) results .pytest_cache

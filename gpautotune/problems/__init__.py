@@ -1,0 +1,22 @@
+"""What is tuned: the problem contract, replayed tables, synthetic functions, real kernels."""
+
+from gpautotune.problems._base import Measurement, Problem, Status
+from gpautotune.problems._data import find_data
+from gpautotune.problems._registry import available_problems, make_problem, register_problem
+from gpautotune.problems.replay import ReplayProblem, laplacian_replay
+from gpautotune.problems.synthetic import BoothProblem, ConstrainedBitsProblem, ScreeningProblem
+
+__all__ = [
+    "BoothProblem",
+    "ConstrainedBitsProblem",
+    "Measurement",
+    "Problem",
+    "ReplayProblem",
+    "ScreeningProblem",
+    "Status",
+    "available_problems",
+    "find_data",
+    "laplacian_replay",
+    "make_problem",
+    "register_problem",
+]

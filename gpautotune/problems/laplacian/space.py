@@ -1,0 +1,70 @@
+"""The 7-factor search space of the seeds' BOAST Laplacian kernel.
+
+Parameters, levels and predicates follow ``shared/docs/laplacian-kernel.md`` (seed 000
+§5, seed 003 chapter 11). ``vector_recompute`` is fixed to true, as in the seeds'
+exhaustive dataset, and is therefore not a parameter.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from gpautotune.space import Boolean, IntRange, Ordinal, PowerOfTwo, Space
+
+__all__ = ["laplacian_space", "REGISTER_LIMIT", "REGISTER_PROXY", "SLIDES_FOOTPRINT"]
+
+#: Register-count proxy of the seeds' exhaustive run (see the spec): with
+#: x = en / yc, V = ceil(x / vl), lo = load_overlap.
+REGISTER_PROXY = (
+    "threads_number * ((1 - load_overlap) * V * vector_length"
+    " + load_overlap * 3 * V * (y_component_number + 2) * vector_length"
+    " + V * y_component_number * vector_length"
+    " + 3 * V * (y_component_number + 2) * temporary_size * vector_length * (2 - load_overlap)"
+    " + V * y_component_number * temporary_size * vector_length)"
+)
+#: The value of the proxy at en=6, yc=6, vl=8, ts=2, lo=0, tn=1024: kept when strictly below.
+REGISTER_LIMIT = 942080
+#: The slides' simpler footprint rule (leaves 18,080 points).
+SLIDES_FOOTPRINT = "elements_number * vector_length * temporary_size * threads_number <= 1024 * 53"
+
+
+def laplacian_space(register_rule: Literal["proxy", "slides", "none"] = "proxy") -> Space:
+    """The Laplacian kernel's space with the seeds' predicates.
+
+    Args:
+        register_rule: ``"proxy"`` (the exhaustive run's register-count proxy, 23,100 valid
+            points), ``"slides"`` (the slides' footprint rule, 18,080) or ``"none"``.
+    """
+    constraints = [
+        "lws_y <= threads_number",
+        "threads_number % lws_y == 0",
+        "elements_number >= y_component_number",
+        "elements_number % y_component_number == 0",
+        "x_component_number <= 4",
+    ]
+    if register_rule == "proxy":
+        constraints.append(f"register_size < {REGISTER_LIMIT}")
+    elif register_rule == "slides":
+        constraints.append(SLIDES_FOOTPRINT)
+    elif register_rule != "none":
+        from gpautotune.exceptions import SpaceError
+
+        raise SpaceError(f"register_rule must be proxy, slides or none, not {register_rule!r}")
+    return Space(
+        [
+            IntRange("elements_number", 1, 24),
+            IntRange("y_component_number", 1, 6),
+            PowerOfTwo("vector_length", 1, 16),
+            Ordinal("temporary_size", (2, 4)),
+            Boolean("load_overlap"),
+            PowerOfTwo("threads_number", 32, 1024),
+            PowerOfTwo("lws_y", 1, 1024),
+        ],
+        constraints=constraints,
+        derived={
+            "x_component_number": "elements_number / y_component_number",
+            "V": "ceil(x_component_number / vector_length)",
+            "register_size": REGISTER_PROXY,
+        },
+        name="laplacian",
+    )

@@ -1,0 +1,117 @@
+"""Replay problems: answer from a measured table instead of measuring.
+
+Replaying the seeds' exhaustive Laplacian measurements lets strategies be compared
+exactly and quickly, without a GPU (Kernel Tuner tests its strategies the same way).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from gpautotune.exceptions import ConfigError, SpaceError
+from gpautotune.problems._base import Measurement, Problem, Status
+from gpautotune.problems._data import find_data
+from gpautotune.space import Config, Space
+
+__all__ = ["ReplayProblem", "laplacian_replay", "LAPLACIAN_K40C"]
+
+LAPLACIAN_K40C = "laplacian-k40c/search_space.csv"
+
+
+class ReplayProblem(Problem):
+    """A problem answered from a table with one column per parameter and an objective.
+
+    Configurations absent from the table, or that violate the space's predicates, are
+    ``invalid``. Rows whose values are not levels of the space are counted in
+    :attr:`dropped_rows` and ignored.
+
+    Args:
+        table: a DataFrame or the path of a CSV file.
+        space: the search space; its parameter names must be columns of the table.
+        objective: the column to minimise.
+        name: a label for storage and reports.
+    """
+
+    def __init__(self, table: pd.DataFrame | str | os.PathLike[str], space: Space, *, objective: str, name: str = "replay") -> None:
+        self.source = None if isinstance(table, pd.DataFrame) else str(table)
+        frame = table if isinstance(table, pd.DataFrame) else pd.read_csv(table)
+        missing = [c for c in [*space.names, objective] if c not in frame.columns]
+        if missing:
+            raise ConfigError(f"the replay table lacks columns {missing}; it has {list(frame.columns)}")
+        self.space, self.name, self.objective = space, name, objective
+        index, keep = self._index_rows(frame, space)
+        values = frame[objective].to_numpy(dtype=float)[keep]
+        self.dropped_rows = int((~keep).sum())
+        valid = space.valid_mask(index)
+        self.rows_violating_predicates = int((~valid).sum())
+        keys = space.row_keys(index)
+        self._table: dict[Any, float] = dict(zip(keys.tolist(), values.tolist(), strict=True))
+        self._index = index
+        self._values = values
+        self._valid = valid
+        best = int(np.argmin(np.where(valid, values, np.inf)))
+        self.optimum = float(values[best])
+        self._best = space.to_configs(index[best])[0]
+
+    @staticmethod
+    def _index_rows(frame: pd.DataFrame, space: Space) -> tuple[np.ndarray, np.ndarray]:
+        index = np.zeros((len(frame), space.dims))
+        keep = np.ones(len(frame), dtype=bool)
+        for j, p in enumerate(space.parameters):
+            uniques, inverse = np.unique(frame[p.name].to_numpy(), return_inverse=True)
+            levels = np.full(len(uniques), np.nan)
+            for k, value in enumerate(uniques):
+                try:
+                    levels[k] = p.index_of([value])[0]
+                except SpaceError:
+                    pass
+            index[:, j] = levels[inverse]
+            keep &= ~np.isnan(index[:, j])
+        return index[keep], keep
+
+    @property
+    def table_size(self) -> int:
+        return len(self._table)
+
+    def measured_values(self, valid_only: bool = True) -> np.ndarray:
+        """Objective values of the table's rows (the valid ones by default)."""
+        return self._values[self._valid] if valid_only else self._values.copy()
+
+    def evaluate(self, config: Config) -> Measurement:
+        try:
+            index = self.space.to_index([config])
+        except SpaceError as exc:
+            return Measurement.failure(Status.INVALID, str(exc))
+        if not self.space.valid_mask(index)[0]:
+            return Measurement.failure(Status.INVALID, f"violates {self.space.violated(config)}")
+        value = self._table.get(self.space.row_keys(index)[0].item())
+        if value is None:
+            return Measurement.failure(Status.INVALID, "configuration absent from the measured table")
+        return Measurement.success(value, samples=(value,))
+
+    def best_known(self) -> Config:
+        return dict(self._best)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "source": self.source, "objective": self.objective}
+
+
+def laplacian_replay(data: str | os.PathLike[str] | None = None, register_rule: str = "proxy") -> ReplayProblem:
+    """The seeds' exhaustive K40c Laplacian measurements as a replay problem.
+
+    Args:
+        data: path of ``search_space.csv``; by default found in ``shared/data/`` (see
+            :func:`gpautotune.problems.find_data`).
+        register_rule: the register-footprint predicate (see
+            :func:`~gpautotune.problems.laplacian.space.laplacian_space`).
+    """
+    from gpautotune.problems.laplacian.space import laplacian_space
+
+    path = find_data(LAPLACIAN_K40C, data)
+    problem = ReplayProblem(path, laplacian_space(register_rule), objective="time_per_pixel", name="laplacian-k40c")
+    problem.register_rule = register_rule
+    return problem

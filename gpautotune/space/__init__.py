@@ -1,0 +1,31 @@
+"""Search spaces: typed parameters, constraint predicates, encoding and constrained sampling."""
+
+from gpautotune.space._constraints import Constraint, Derived
+from gpautotune.space._expressions import Expression, compile_expression
+from gpautotune.space._parameters import (
+    Boolean,
+    Categorical,
+    IntRange,
+    Ordinal,
+    Parameter,
+    PowerOfTwo,
+    Real,
+)
+from gpautotune.space._space import Config, Space, ValidCount
+
+__all__ = [
+    "Boolean",
+    "Categorical",
+    "Config",
+    "Constraint",
+    "Derived",
+    "Expression",
+    "IntRange",
+    "Ordinal",
+    "Parameter",
+    "PowerOfTwo",
+    "Real",
+    "Space",
+    "ValidCount",
+    "compile_expression",
+]

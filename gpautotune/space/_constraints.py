@@ -1,0 +1,144 @@
+"""Constraint predicates and derived quantities, written once, evaluated on columns.
+
+A constraint is either an expression string (see :mod:`._expressions`) or a Python
+callable. Callables receive a mapping ``name -> numpy array`` (one entry per parameter
+and derived quantity) and should return a boolean array; a callable written for one
+configuration at a time (``lambda c: c["a"] > 2 and c["b"] < 4``) still works, row by
+row, with a one-time warning that it is slow.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gpautotune.exceptions import PredicateError
+from gpautotune.space._expressions import Expression, compile_expression
+
+__all__ = ["Constraint", "Derived", "LazyColumns"]
+
+_log = logging.getLogger(__name__)
+ColumnFunction = Callable[[Mapping[str, np.ndarray]], Any]
+
+
+def _rowwise(fn: ColumnFunction, cols: Mapping[str, np.ndarray], names: list[str], n: int) -> np.ndarray:
+    out = np.empty(n, dtype=object)
+    for i in range(n):
+        out[i] = fn({k: _item(cols[k][i]) for k in names})
+    return out
+
+
+def _item(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+@dataclass(frozen=True)
+class _Function:
+    """An expression or callable turned into one vectorised column function."""
+
+    label: str
+    fn: ColumnFunction
+    expression: Expression | None
+
+    def evaluate(self, cols: LazyColumns) -> np.ndarray:
+        n = cols.n_rows
+        if self.expression is not None:
+            out = self.expression(cols)
+        else:
+            try:
+                out = self.fn(cols)
+            except (ValueError, TypeError, KeyError):
+                # A scalar-style callable ("truth value of an array is ambiguous").
+                warnings.warn(
+                    f"{self.label} is evaluated one configuration at a time; write it with "
+                    "numpy operations (&, |, np.minimum) to vectorise it",
+                    stacklevel=3,
+                )
+                out = _rowwise(self.fn, cols, cols.names, n)
+        out = np.asarray(out)
+        return np.broadcast_to(out, (n,)) if out.ndim == 0 else out
+
+
+def _make(spec: str | ColumnFunction, names: list[str], kind: str) -> _Function:
+    if isinstance(spec, str):
+        expr = compile_expression(spec, names)
+        return _Function(label=f"{kind} {spec!r}", fn=expr, expression=expr)
+    if callable(spec):
+        label = getattr(spec, "__name__", repr(spec))
+        return _Function(label=f"{kind} {label}", fn=spec, expression=None)
+    raise PredicateError(f"a {kind} must be an expression string or a callable, got {spec!r}")
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A predicate over a configuration: True where the configuration is allowed."""
+
+    text: str
+    _function: _Function
+
+    @classmethod
+    def build(cls, spec: str | ColumnFunction, names: list[str]) -> Constraint:
+        function = _make(spec, names, "constraint")
+        text = spec if isinstance(spec, str) else function.label.removeprefix("constraint ")
+        return cls(text=text, _function=function)
+
+    def mask(self, cols: LazyColumns) -> np.ndarray:
+        out = self._function.evaluate(cols)
+        try:
+            return out.astype(bool)
+        except (TypeError, ValueError):
+            raise PredicateError(f"constraint {self.text!r} did not give booleans") from None
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A named quantity computed from parameters (usable in constraints and trends)."""
+
+    name: str
+    text: str
+    _function: _Function
+
+    @classmethod
+    def build(cls, name: str, spec: str | ColumnFunction, names: list[str]) -> Derived:
+        if not name.isidentifier():
+            raise PredicateError(f"derived quantity name {name!r} must be an identifier")
+        function = _make(spec, names, f"derived quantity {name!r}:")
+        text = spec if isinstance(spec, str) else function.label
+        return cls(name=name, text=text, _function=function)
+
+    def evaluate(self, cols: LazyColumns) -> np.ndarray:
+        return np.asarray(self._function.evaluate(cols), dtype=float)
+
+
+class LazyColumns(Mapping[str, np.ndarray]):
+    """Columns of parameter values, with derived quantities computed on first use."""
+
+    def __init__(self, base: dict[str, np.ndarray], derived: Mapping[str, Derived], n_rows: int) -> None:
+        self._base = base
+        self._derived = derived
+        self._cache: dict[str, np.ndarray] = {}
+        self.n_rows = n_rows
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._base) + list(self._derived)
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        if key in self._base:
+            return self._base[key]
+        if key not in self._cache:
+            if key not in self._derived:
+                raise KeyError(key)
+            self._cache[key] = self._derived[key].evaluate(self)
+        return self._cache[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self._base) + len(self._derived)

@@ -1,0 +1,189 @@
+"""Safe, vectorised arithmetic expressions over parameter names.
+
+Constraint predicates (``"threads_number % lws_y == 0"``) and derived quantities are
+parsed once with :mod:`ast` and checked against a whitelist: numbers, strings,
+``True``/``False``, names, ``+ - * / // % **``, comparisons (chained too), ``and``,
+``or``, ``not``, and calls of ``min``, ``max``, ``abs``, ``ceil``, ``floor``, ``log2``.
+Anything else (attribute access, subscripts, lambdas, other calls such as
+``__import__``) is refused with a :class:`PredicateError`. The result is a tree of
+closures evaluated on NumPy columns: nothing is ever passed to ``eval``.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpautotune.exceptions import PredicateError
+
+__all__ = ["Expression", "compile_expression"]
+
+Columns = Mapping[str, np.ndarray]
+_Node = Callable[[Columns], np.ndarray]
+
+_BINARY = {
+    ast.Add: np.add,
+    ast.Sub: np.subtract,
+    ast.Mult: np.multiply,
+    ast.Div: np.true_divide,
+    ast.FloorDiv: np.floor_divide,
+    ast.Mod: np.mod,
+    ast.Pow: np.power,
+}
+_COMPARE = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+}
+
+
+def _reduce(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[..., np.ndarray]:
+    def call(*args: np.ndarray) -> np.ndarray:
+        out = args[0]
+        for a in args[1:]:
+            out = fn(out, a)
+        return out
+
+    return call
+
+
+_FUNCTIONS: dict[str, tuple[Callable[..., np.ndarray], int | None]] = {
+    "min": (_reduce(np.minimum), None),
+    "max": (_reduce(np.maximum), None),
+    "abs": (np.abs, 1),
+    "ceil": (np.ceil, 1),
+    "floor": (np.floor, 1),
+    "log2": (np.log2, 1),
+}
+
+
+@dataclass(frozen=True)
+class Expression:
+    """A compiled expression: call it with a mapping of name -> column array."""
+
+    text: str
+    names: frozenset[str]
+    _root: _Node
+
+    def __call__(self, columns: Columns) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return self._root(columns)
+
+
+def compile_expression(text: str, allowed_names: Collection[str]) -> Expression:
+    """Parse ``text`` into an :class:`Expression` over ``allowed_names``.
+
+    Raises:
+        PredicateError: the text does not parse, uses a construct outside the whitelist,
+            or names something that is not in ``allowed_names``.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise PredicateError(f"an expression must be a non-empty string, got {text!r}")
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise PredicateError(f"cannot parse expression {text!r}: {exc.msg}") from None
+    names: set[str] = set()
+    root = _Compiler(text, set(allowed_names), names).visit(tree.body)
+    return Expression(text=text, names=frozenset(names), _root=root)
+
+
+class _Compiler:
+    def __init__(self, text: str, allowed: set[str], used: set[str]) -> None:
+        self.text, self.allowed, self.used = text, allowed, used
+
+    def refuse(self, node: ast.AST, what: str) -> PredicateError:
+        return PredicateError(
+            f"{what} is not allowed in expression {self.text!r} (column {getattr(node, 'col_offset', 0) + 1}); "
+            "use parameter names, numbers, + - * / // % **, comparisons, and/or/not, "
+            "min/max/abs/ceil/floor/log2"
+        )
+
+    def visit(self, node: ast.AST) -> _Node:
+        method = getattr(self, f"visit_{type(node).__name__}", None)
+        if method is None:
+            raise self.refuse(node, type(node).__name__)
+        return method(node)
+
+    def visit_Constant(self, node: ast.Constant) -> _Node:  # noqa: N802
+        value = node.value
+        if not isinstance(value, (int, float, str, bool)):
+            raise self.refuse(node, f"the constant {value!r}")
+        return lambda cols: value
+
+    def visit_Name(self, node: ast.Name) -> _Node:  # noqa: N802
+        name = node.id
+        if name in ("True", "False"):
+            return lambda cols: name == "True"
+        if name not in self.allowed:
+            raise PredicateError(
+                f"unknown name {name!r} in expression {self.text!r}; known names: {sorted(self.allowed)}"
+            )
+        self.used.add(name)
+        return lambda cols: cols[name]
+
+    def visit_BinOp(self, node: ast.BinOp) -> _Node:  # noqa: N802
+        fn = _BINARY.get(type(node.op))
+        if fn is None:
+            raise self.refuse(node, f"the operator {type(node.op).__name__}")
+        left, right = self.visit(node.left), self.visit(node.right)
+        return lambda cols: fn(left(cols), right(cols))
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> _Node:  # noqa: N802
+        operand = self.visit(node.operand)
+        if isinstance(node.op, ast.USub):
+            return lambda cols: np.negative(operand(cols))
+        if isinstance(node.op, ast.UAdd):
+            return operand
+        if isinstance(node.op, ast.Not):
+            return lambda cols: np.logical_not(operand(cols))
+        raise self.refuse(node, f"the operator {type(node.op).__name__}")
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> _Node:  # noqa: N802
+        parts = [self.visit(v) for v in node.values]
+        fn = np.logical_and if isinstance(node.op, ast.And) else np.logical_or
+
+        def run(cols: Columns) -> np.ndarray:
+            out = parts[0](cols)
+            for part in parts[1:]:
+                out = fn(out, part(cols))
+            return out
+
+        return run
+
+    def visit_Compare(self, node: ast.Compare) -> _Node:  # noqa: N802
+        ops = []
+        for op in node.ops:
+            fn = _COMPARE.get(type(op))
+            if fn is None:
+                raise self.refuse(node, f"the comparison {type(op).__name__}")
+            ops.append(fn)
+        terms = [self.visit(node.left)] + [self.visit(c) for c in node.comparators]
+
+        def run(cols: Columns) -> np.ndarray:
+            values = [t(cols) for t in terms]
+            out = ops[0](values[0], values[1])
+            for k in range(1, len(ops)):
+                out = np.logical_and(out, ops[k](values[k], values[k + 1]))
+            return out
+
+        return run
+
+    def visit_Call(self, node: ast.Call) -> _Node:  # noqa: N802
+        if not isinstance(node.func, ast.Name) or node.func.id not in _FUNCTIONS:
+            what = ast.unparse(node.func) if hasattr(ast, "unparse") else "this call"
+            raise self.refuse(node, f"calling {what!r}")
+        if node.keywords:
+            raise self.refuse(node, "a keyword argument")
+        fn, arity = _FUNCTIONS[node.func.id]
+        if arity is not None and len(node.args) != arity or not node.args:
+            raise PredicateError(f"{node.func.id}() takes {arity or 'one or more'} argument(s) in {self.text!r}")
+        args = [self.visit(a) for a in node.args]
+        return lambda cols: fn(*[a(cols) for a in args])

@@ -1,0 +1,6 @@
+"""The trial journal (SQLite) and its tables (pandas, CSV, Parquet, warm starts)."""
+
+from gpautotune.storage._journal import Journal, RunRecord, RunSpec, package_versions
+from gpautotune.storage._tables import export_table, import_csv, trials_frame
+
+__all__ = ["Journal", "RunRecord", "RunSpec", "export_table", "import_csv", "package_versions", "trials_frame"]

@@ -1,0 +1,91 @@
+"""Tables out of and into the journal: pandas, CSV, Parquet, and CSV warm starts."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from gpautotune.exceptions import ConfigError, DataNotFoundError, SpaceError
+from gpautotune.problems._base import Measurement, Status
+from gpautotune.space import Space
+from gpautotune.storage._journal import Journal
+from gpautotune.trial import Origin, Trial
+
+__all__ = ["trials_frame", "export_table", "import_csv"]
+
+_FIXED = ["run_id", "problem", "strategy", "seed", "number", "origin", "status", "value", "duration_s", "started_at", "error"]
+
+
+def trials_frame(journal: Journal, run_id: int | None = None) -> pd.DataFrame:
+    """One row per trial (of one run or of all runs), configuration values as columns.
+
+    Columns: run_id, problem, strategy, seed, number, origin, status, value, duration_s,
+    started_at, error, then one column per parameter, then ``samples``, ``metrics`` and
+    ``info`` as JSON strings.
+    """
+    runs = journal.runs() if run_id is None else [journal.get_run(run_id)]
+    rows = []
+    for run in runs:
+        for t in journal.trials(run.id):
+            m = t.measurement
+            row = {
+                "run_id": run.id, "problem": run.problem, "strategy": run.strategy, "seed": run.seed,
+                "number": t.number, "origin": t.origin.value, "status": m.status.value, "value": m.value,
+                "duration_s": t.duration_s, "started_at": t.started_at, "error": m.error,
+            }
+            row.update({f"{k}": v for k, v in t.config.items() if k not in row})
+            row.update(samples=json.dumps(list(m.samples)), metrics=json.dumps(dict(m.metrics), default=str),
+                       info=json.dumps(dict(t.info), default=str))
+            rows.append(row)
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return pd.DataFrame(columns=_FIXED)
+    return frame
+
+
+def export_table(journal: Journal, path: str | os.PathLike[str], run_id: int | None = None) -> Path:
+    """Write the trials as CSV or Parquet (chosen by the file suffix)."""
+    path = Path(path)
+    frame = trials_frame(journal, run_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".csv":
+        frame.to_csv(path, index=False)
+    elif path.suffix in (".parquet", ".pq"):
+        frame.to_parquet(path, index=False)
+    else:
+        raise ConfigError(f"export path {str(path)!r} must end in .csv or .parquet")
+    return path
+
+
+def import_csv(path: str | os.PathLike[str], space: Space, *, objective: str = "value") -> list[Trial]:
+    """Earlier measurements as warm-start trials.
+
+    The CSV has one column per parameter of ``space`` and an ``objective`` column; an
+    optional ``status`` column marks failures (rows with an empty objective are failures
+    too). Rows whose values are not levels of the space raise an error naming the row.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataNotFoundError(f"warm-start file {str(path)!r} does not exist")
+    frame = pd.read_csv(path)
+    missing = [c for c in [*space.names, objective] if c not in frame.columns]
+    if missing:
+        raise ConfigError(f"warm-start file {str(path)!r} lacks columns {missing}; it has {list(frame.columns)}")
+    trials = []
+    for i, row in enumerate(frame.to_dict("records")):
+        raw = {n: row[n] for n in space.names}
+        try:
+            config = space.to_configs(space.to_index([raw]))[0]
+        except SpaceError as exc:
+            raise ConfigError(f"warm-start file {str(path)!r}, row {i + 2}: {exc}") from None
+        status = Status(row["status"]) if "status" in row and isinstance(row["status"], str) else Status.OK
+        value = row[objective]
+        if status is Status.OK and (value is None or not np.isfinite(float(value))):
+            status = Status.RUN_ERROR
+        m = Measurement.success(float(value)) if status is Status.OK else Measurement.failure(status, "imported")
+        trials.append(Trial(number=i, config=config, measurement=m, origin=Origin.WARM_START))
+    return trials

@@ -1,0 +1,105 @@
+"""The one ask/tell protocol every strategy follows.
+
+A strategy proposes configurations (:meth:`Strategy.ask`) and learns from measured
+trials (:meth:`Strategy.tell`). It does no I/O, no timing and knows nothing of storage;
+the tuner loop enforces the budget. Given the same seed and the same trials told in the
+same order, a strategy proposes the same configurations, which is what makes a resumed
+run continue where it stopped.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from gpautotune.space import Config, Space
+from gpautotune.trial import Trial
+
+__all__ = ["Proposal", "Strategy"]
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A configuration to evaluate and the strategy's diagnostics about it."""
+
+    config: Config
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Strategy(ABC):
+    """Base class of all strategies.
+
+    Subclasses implement :meth:`_propose` (returning index-matrix rows) and may override
+    :meth:`_observe`. The base class keeps the trials told so far, the keys of every
+    configuration already measured or proposed (never proposed twice), and a seeded
+    :class:`numpy.random.Generator`.
+
+    Args:
+        space: the search space.
+        seed: the seed of every random choice the strategy makes.
+    """
+
+    name: ClassVar[str] = "strategy"
+
+    def __init__(self, space: Space, *, seed: int | None = None) -> None:
+        self.space = space
+        self.seed = seed
+        self.rng = np.random.default_rng(seed)
+        self.trials: list[Trial] = []
+        self._seen: set[Any] = set()
+
+    # ------------------------------------------------------------ protocol
+    def ask(self, n: int = 1) -> list[Proposal]:
+        """Up to ``n`` new, distinct, valid configurations; fewer (or none) when the
+        strategy has nothing more to propose (exhausted space, converged search)."""
+        if n < 1:
+            return []
+        proposals = self._propose(n)[:n]
+        for p in proposals:
+            self._seen.add(self._key(p.config))
+        return proposals
+
+    def tell(self, trials: Sequence[Trial]) -> None:
+        """Learn from measured trials (in order); trials may include warm starts."""
+        trials = list(trials)
+        for t in trials:
+            self._seen.add(self._key(t.config))
+        self.trials.extend(trials)
+        self._observe(trials)
+
+    def settings(self) -> dict[str, Any]:
+        """The strategy's options (stored with the run; part of its identity)."""
+        return {}
+
+    # ---------------------------------------------------------- subclasses
+    @abstractmethod
+    def _propose(self, n: int) -> list[Proposal]:
+        """Return up to ``n`` proposals not in :attr:`_seen`."""
+
+    def _observe(self, trials: Sequence[Trial]) -> None:
+        """Hook called by :meth:`tell` with the new trials."""
+
+    # -------------------------------------------------------------- helpers
+    def _key(self, config: Mapping[str, Any]) -> Any:
+        return self.space.row_keys(self.space.to_index([config]))[0].item()
+
+    def is_seen(self, index: np.ndarray) -> np.ndarray:
+        """Mask of rows already measured or proposed."""
+        keys = self.space.row_keys(index)
+        return np.fromiter((k in self._seen for k in keys.tolist()), dtype=bool, count=len(keys))
+
+    def mark_seen(self, index: np.ndarray) -> None:
+        self._seen.update(self.space.row_keys(index).tolist())
+
+    def proposals(self, index: np.ndarray, **info: Any) -> list[Proposal]:
+        """Proposals for index rows, sharing ``info``."""
+        return [Proposal(c, dict(info)) for c in self.space.to_configs(index)] if len(index) else []
+
+    @property
+    def measured(self) -> list[Trial]:
+        """Trials with an ok measurement."""
+        return [t for t in self.trials if t.ok]

@@ -1,0 +1,65 @@
+"""Strategies by name: built-ins imported lazily, user strategies through :func:`register`."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from gpautotune.exceptions import ConfigError
+from gpautotune.space import Space
+from gpautotune.strategies._base import Strategy
+
+__all__ = ["register", "strategy_class", "make_strategy", "available_strategies", "strategy_options"]
+
+_BUILTIN: dict[str, str] = {
+    "random": "gpautotune.strategies.random_sample:RandomSampling",
+    "sobol": "gpautotune.strategies.sobol:SobolSampling",
+}
+_REGISTERED: dict[str, type[Strategy]] = {}
+
+
+def register(name: str) -> Callable[[type[Strategy]], type[Strategy]]:
+    """Class decorator: make a strategy available by ``name`` (YAML, CLI, :func:`make_strategy`)."""
+
+    def deco(cls: type[Strategy]) -> type[Strategy]:
+        cls.name = name
+        _REGISTERED[name] = cls
+        return cls
+
+    return deco
+
+
+def available_strategies() -> list[str]:
+    return sorted(set(_BUILTIN) | set(_REGISTERED))
+
+
+def strategy_class(name: str) -> type[Strategy]:
+    if name in _REGISTERED:
+        return _REGISTERED[name]
+    target = _BUILTIN.get(name)
+    if target is None:
+        raise ConfigError(f"unknown strategy {name!r}; available: {available_strategies()}")
+    module, attr = target.split(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def strategy_options(name: str) -> dict[str, inspect.Parameter]:
+    """The keyword options a strategy takes (beyond ``space`` and ``seed``)."""
+    sig = inspect.signature(strategy_class(name).__init__)
+    return {k: p for k, p in sig.parameters.items() if k not in ("self", "space", "seed") and p.kind is p.KEYWORD_ONLY}
+
+
+def make_strategy(name: str, space: Space, *, seed: int | None = None, **options: Any) -> Strategy:
+    """Build a strategy by name; unknown options raise a :class:`ConfigError` listing the allowed ones."""
+    allowed = strategy_options(name)
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise ConfigError(f"strategy {name!r} has no option(s) {unknown}; allowed: {sorted(allowed)}")
+    try:
+        return strategy_class(name)(space, seed=seed, **options)
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, ConfigError):
+            raise
+        raise ConfigError(f"strategy {name!r}: {exc}") from None
