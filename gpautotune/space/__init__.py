@@ -12,6 +12,7 @@ from gpautotune.space._parameters import (
     Real,
 )
 from gpautotune.space._space import Config, Space, ValidCount
+from gpautotune.space._spec import space_from_spec
 
 __all__ = [
     "Boolean",
@@ -28,4 +29,5 @@ __all__ = [
     "Space",
     "ValidCount",
     "compile_expression",
+    "space_from_spec",
 ]

@@ -1,0 +1,209 @@
+"""The command line: thin wrappers that parse, call the API and print (Typer + Rich)."""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from gpautotune.exceptions import GPAutotuneError
+
+app = typer.Typer(help="gpautotune: Bayesian-optimization autotuning with Gaussian processes.", no_args_is_help=True, add_completion=False)
+console = Console()
+err_console = Console(stderr=True)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def user_errors(fn: F) -> F:
+    """Print a gpautotune error as one line and exit with code 2 (no traceback)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except GPAutotuneError as exc:
+            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            raise typer.Exit(code=2) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def _config_table(title: str, config: dict[str, Any]) -> Table:
+    table = Table(title=title, show_header=True)
+    table.add_column("parameter")
+    table.add_column("value")
+    for k, v in config.items():
+        table.add_row(k, _fmt(v))
+    return table
+
+
+@app.command()
+@user_errors
+def tune(
+    config: Annotated[Path, typer.Argument(help="YAML tuning file")],
+    budget: Annotated[int | None, typer.Option(help="override the file's budget")] = None,
+    db: Annotated[str | None, typer.Option(help="trial journal (SQLite); re-using it resumes the run")] = None,
+    seed: Annotated[int | None, typer.Option(help="override the file's seed")] = None,
+) -> None:
+    """Tune the problem of CONFIG; re-running the same command resumes it."""
+    from gpautotune.config import build_problem, build_strategy, load_config, warm_start_trials
+    from gpautotune.tuner import tune as run_tune
+
+    cfg = load_config(config)
+    updates = {k: v for k, v in {"budget": budget, "storage": db, "seed": seed}.items() if v is not None}
+    cfg = cfg.model_copy(update=updates)
+    with console.status(f"preparing {cfg.problem.name}"):
+        problem = build_problem(cfg.problem)
+        strategy = build_strategy(cfg.strategy, problem, cfg.seed)
+    storage = cfg.storage_path()
+    console.print(f"[bold]{problem.name}[/] with [bold]{strategy.name}[/], budget {cfg.budget}, seed {cfg.seed}, journal {storage}")
+    with _progress() as progress:
+        task = progress.add_task("tuning", total=cfg.budget, best="-")
+
+        def on_trial(trial: Any, run: Any) -> None:
+            best = run.best
+            progress.update(task, completed=run.used, best=_fmt(best.value) if best else "-")
+
+        result = run_tune(problem, strategy, cfg.budget, storage=storage, seed=cfg.seed,
+                          warm_start=warm_start_trials(cfg, problem), batch_size=cfg.batch_size,
+                          callback=on_trial, label=cfg.label)
+        progress.update(task, completed=result.used)
+    _summary(problem, result)
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("best {task.fields[best]}"), TimeElapsedColumn(), TimeRemainingColumn(), console=console,
+    )
+
+
+def _summary(problem: Any, result: Any) -> None:
+    from collections import Counter
+
+    counts = Counter(t.status.value for t in result.trials if t.counts_in_budget)
+    console.print(f"{result.used} evaluations: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    best = result.best
+    if best is None:
+        console.print("[red]no successful evaluation[/]")
+        return
+    console.print(_config_table(f"best of run {result.run_id} (trial {best.number})", best.config))
+    line = f"best value {best.value:.6g}"
+    if getattr(problem, "optimum", None):
+        line += f"; known optimum {problem.optimum:.6g}; slowdown {best.value / problem.optimum:.4f}"
+    for key in ("speedup_vs_naive", "bandwidth_fraction"):
+        if key in best.measurement.metrics:
+            line += f"; {key} {_fmt(best.measurement.metrics[key])}"
+    console.print(line)
+
+
+@app.command()
+@user_errors
+def show(
+    db: Annotated[Path, typer.Argument(help="trial journal")],
+    run: Annotated[int | None, typer.Option(help="only this run id")] = None,
+    top: Annotated[int, typer.Option(help="best trials to list per run")] = 5,
+) -> None:
+    """List the runs of a journal and their best trials."""
+    from gpautotune.storage import Journal
+    from gpautotune.tuner import best_trial
+
+    if not db.is_file():
+        raise GPAutotuneError(f"journal {str(db)!r} does not exist")
+    journal = Journal(db)
+    runs = [journal.get_run(run)] if run is not None else journal.runs()
+    overview = Table(title=f"runs in {db}")
+    for col in ("run", "problem", "strategy", "seed", "budget", "used", "failed", "best", "status"):
+        overview.add_column(col)
+    details = []
+    for r in runs:
+        trials = journal.trials(r.id)
+        counted = [t for t in trials if t.counts_in_budget]
+        best = best_trial(trials)
+        overview.add_row(str(r.id), r.problem, r.strategy, str(r.seed), str(r.budget), str(len(counted)),
+                         str(sum(not t.ok for t in counted)), _fmt(best.value) if best else "-", r.status)
+        details.append((r, sorted((t for t in trials if t.ok), key=lambda t: t.value)[:top]))
+    console.print(overview)
+    for r, best in details:
+        if not best:
+            continue
+        table = Table(title=f"run {r.id}: best {len(best)} trials")
+        names = list(best[0].config)
+        for col in ("trial", "value", *names):
+            table.add_column(col)
+        for t in best:
+            table.add_row(str(t.number), _fmt(t.value), *(_fmt(t.config[n]) for n in names))
+        console.print(table)
+
+
+@app.command()
+@user_errors
+def export(
+    db: Annotated[Path, typer.Argument(help="trial journal")],
+    csv: Annotated[Path | None, typer.Option(help="write a CSV file")] = None,
+    parquet: Annotated[Path | None, typer.Option(help="write a Parquet file")] = None,
+    run: Annotated[int | None, typer.Option(help="only this run id")] = None,
+) -> None:
+    """Export the trials of a journal as CSV and/or Parquet."""
+    from gpautotune.storage import Journal, export_table
+
+    if not db.is_file():
+        raise GPAutotuneError(f"journal {str(db)!r} does not exist")
+    if csv is None and parquet is None:
+        raise GPAutotuneError("give --csv PATH and/or --parquet PATH")
+    journal = Journal(db)
+    for path in (csv, parquet):
+        if path is not None:
+            console.print(f"wrote {export_table(journal, path, run)}")
+
+
+@app.command()
+@user_errors
+def space(config: Annotated[Path, typer.Argument(help="YAML tuning file")]) -> None:
+    """Describe the search space of CONFIG: parameters, raw size, valid count."""
+    from gpautotune.config import build_problem, load_config
+
+    problem = build_problem(load_config(config).problem)
+    sp = problem.space
+    table = Table(title=f"{problem.name}: {sp.dims} parameters")
+    table.add_column("parameter")
+    table.add_column("kind")
+    table.add_column("levels")
+    for p in sp.parameters:
+        d = p.describe()
+        levels = list(p.levels) if p.is_discrete else [d["low"], d["high"]]
+        shown = ", ".join(map(_fmt, levels)) if len(levels) <= 12 else f"{_fmt(levels[0])} .. {_fmt(levels[-1])} ({len(levels)})"
+        table.add_row(p.name, d["kind"], shown)
+    console.print(table)
+    for c in sp.constraints:
+        console.print(f"  constraint: {c.text}")
+    with console.status("counting valid configurations"):
+        count = sp.count_valid()
+    raw = "inf" if math.isinf(sp.size) else f"{sp.size:,.0f}" if sp.size < 1e15 else f"{sp.size:.3e}"
+    console.print(f"raw size: {raw}")
+    if count.exact:
+        console.print(f"valid: {count.estimate:,.0f} (exact, {count.fraction:.2%} of the raw space)")
+    else:
+        console.print(f"valid: about {count.estimate:.3e} (95% CI {count.low:.3e} .. {count.high:.3e}; "
+                      f"{count.fraction:.3%} of raw, estimated from samples)")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

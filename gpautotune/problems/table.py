@@ -1,0 +1,24 @@
+"""A replay problem described entirely in YAML: a CSV and its space."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpautotune.problems._data import find_data
+from gpautotune.problems.replay import ReplayProblem
+from gpautotune.space import space_from_spec
+
+__all__ = ["replay_from_spec"]
+
+
+def replay_from_spec(
+    data: str,
+    objective: str,
+    parameters: list[dict[str, Any]],
+    constraints: list[str] | None = None,
+    derived: dict[str, str] | None = None,
+    name: str = "replay",
+) -> ReplayProblem:
+    """Replay ``data`` (CSV) over a space given as data (see :func:`space_from_spec`)."""
+    space = space_from_spec(parameters, constraints or [], derived, name=name)
+    return ReplayProblem(find_data(data, data), space, objective=objective, name=name)

@@ -1,0 +1,53 @@
+import numpy as np
+import pytest
+
+from gpautotune.exceptions import PredicateError
+from gpautotune.space import compile_expression
+
+COLS = {"a": np.array([1, 2, 3, 4]), "b": np.array([2, 2, 1, 8])}
+
+
+def test_arithmetic_and_comparisons_are_vectorised():
+    expr = compile_expression("a % b == 0 and not a > 3 or min(a, b) == 8", ["a", "b"])
+    assert expr(COLS).tolist() == [False, True, True, False]
+    assert expr.names == {"a", "b"}
+
+
+def test_chained_comparison_and_functions():
+    expr = compile_expression("1 < a * 2 <= 6", ["a", "b"])
+    assert expr(COLS).tolist() == [True, True, True, False]
+    assert compile_expression("ceil(a / b)", ["a", "b"])(COLS).tolist() == [1, 1, 3, 1]
+    assert compile_expression("log2(b) + abs(-a)", ["a", "b"])(COLS).tolist() == [2, 3, 3, 7]
+
+
+def test_division_by_zero_gives_no_error():
+    out = compile_expression("a / (b - 2) < 10", ["a", "b"])({"a": np.array([1.0, 1.0]), "b": np.array([2.0, 3.0])})
+    assert out.tolist() == [False, True]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "__import__('os').system('true')",
+        "a.__class__",
+        "a[0]",
+        "(lambda: 1)()",
+        "open('x')",
+        "[a for a in b]",
+        "a if b else a",
+        "min(a, key=b)",
+    ],
+)
+def test_unsafe_or_unsupported_constructs_are_refused(text):
+    with pytest.raises(PredicateError):
+        compile_expression(text, ["a", "b"])
+
+
+def test_unknown_name_is_named_in_the_error():
+    with pytest.raises(PredicateError, match="'c'"):
+        compile_expression("a + c > 1", ["a", "b"])
+
+
+def test_syntax_error_is_a_predicate_error():
+    with pytest.raises(PredicateError, match="cannot parse"):
+        compile_expression("a >", ["a"])

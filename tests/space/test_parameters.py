@@ -1,0 +1,66 @@
+import numpy as np
+import pytest
+
+from gpautotune.exceptions import SpaceError
+from gpautotune.space import Boolean, Categorical, IntRange, Ordinal, PowerOfTwo, Real
+
+
+def test_power_of_two_is_log2_encoded():
+    p = PowerOfTwo("t", 32, 1024)
+    assert p.levels == (32, 64, 128, 256, 512, 1024)
+    assert np.allclose(p.positions(np.arange(6)), np.linspace(0, 1, 6))
+
+
+def test_log2_ordinal_spacing_follows_values():
+    p = Ordinal("f", (1, 4, 8, 12, 16), scale="log2")
+    pos = p.positions(np.arange(5))
+    assert pos[0] == 0 and pos[-1] == 1
+    assert np.isclose(pos[1], 2 / 4) and np.isclose(pos[2], 3 / 4)
+    assert p.snap(np.array([0.49, 0.76])).tolist() == [1, 2]
+
+
+def test_int_range_with_step():
+    p = IntRange("u", 2, 11, step=3)
+    assert p.levels == (2, 5, 8, 11)
+    assert p.index_of([8]).tolist() == [2]
+
+
+def test_equal_cells_give_each_level_the_same_mass():
+    p = Ordinal("f", (1, 4, 8, 12, 16), scale="log2")
+    u = (np.arange(1000) + 0.5) / 1000
+    assert np.bincount(p.from_unit(u)).tolist() == [200] * 5
+
+
+def test_boolean_accepts_strings_and_numbers():
+    p = Boolean("flag")
+    assert p.index_of(["true", "False", 1, True]).tolist() == [1, 0, 1, 1]
+
+
+def test_bad_values_are_named():
+    with pytest.raises(SpaceError, match="7 is not a level of parameter 't'"):
+        PowerOfTwo("t", 1, 4).index_of([7])
+    with pytest.raises(SpaceError, match="outside"):
+        Real("r", 0, 1).index_of([2.0])
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: PowerOfTwo("t", 3, 8),
+        lambda: Ordinal("o", (1, 1)),
+        lambda: Ordinal("o", ("a", "b")),
+        lambda: Ordinal("o", (0, 1), scale="log2"),
+        lambda: IntRange("i", 5, 1),
+        lambda: Real("r", 1, 0),
+        lambda: Categorical("not an identifier", ("a",)),
+    ],
+)
+def test_invalid_parameters_are_refused(make):
+    with pytest.raises(SpaceError):
+        make()
+
+
+def test_real_round_trip():
+    p = Real("r", 1e-3, 1.0, log=True)
+    u = p.index_of([0.01, 0.1])
+    assert np.allclose(p.values_at(u), [0.01, 0.1])

@@ -1,0 +1,60 @@
+import pandas as pd
+import pytest
+
+from gpautotune.exceptions import ConfigError, StorageError
+from gpautotune.problems import Measurement, Status
+from gpautotune.problems.synthetic import BoothProblem
+from gpautotune.storage import Journal, RunSpec, export_table, import_csv, trials_frame
+from gpautotune.trial import Origin, Trial
+
+
+def spec(**kw):
+    base = dict(problem="p", problem_settings={"a": 1}, strategy="s", strategy_settings={}, seed=1, space={})
+    return RunSpec(**{**base, **kw})
+
+
+def test_runs_are_found_by_key_and_budget_updated(tmp_path):
+    j = Journal(tmp_path / "j.db")
+    r1 = j.open_run(spec(), budget=10)
+    assert j.open_run(spec(), budget=20).id == r1.id
+    assert j.get_run(r1.id).budget == 20
+    assert j.open_run(spec(seed=2), budget=10).id != r1.id
+    run = j.get_run(r1.id)
+    assert run.settings["versions"]["numpy"] and run.settings["host"]
+
+
+def test_trials_round_trip_and_are_unique_per_number(tmp_path):
+    j = Journal(tmp_path / "j.db")
+    run = j.open_run(spec(), 5)
+    t0 = Trial(0, {"x": 1, "flag": True}, Measurement.success(1.5, samples=[1.5, 1.7], device="cpu"), {"ei": 0.1}, 1.0, 0.2)
+    t1 = Trial(1, {"x": 2, "flag": False}, Measurement.failure(Status.BUILD_ERROR, "log"), {}, 2.0, 0.1)
+    j.add_trials(run.id, [t0, t1])
+    assert j.trials(run.id) == [t0, t1]
+    with pytest.raises(StorageError):
+        j.add_trial(run.id, t1)
+    # a second connection (another process) sees committed trials
+    assert len(Journal(tmp_path / "j.db").trials(run.id)) == 2
+
+
+def test_export_csv_parquet_and_frame(tmp_path):
+    j = Journal(tmp_path / "j.db")
+    run = j.open_run(spec(), 5)
+    j.add_trial(run.id, Trial(0, {"x1": 1, "x2": 3}, Measurement.success(0.0)))
+    frame = trials_frame(j)
+    assert frame.loc[0, "x1"] == 1 and frame.loc[0, "status"] == "ok"
+    assert pd.read_csv(export_table(j, tmp_path / "t.csv")).shape[0] == 1
+    assert pd.read_parquet(export_table(j, tmp_path / "t.parquet")).shape[0] == 1
+    with pytest.raises(ConfigError):
+        export_table(j, tmp_path / "t.xlsx")
+
+
+def test_import_csv_as_warm_start(tmp_path):
+    space = BoothProblem().space
+    path = tmp_path / "w.csv"
+    pd.DataFrame({"x1": [1, 2, 0], "x2": [3, 2, 0], "value": [0.0, 2.0, None]}).to_csv(path, index=False)
+    trials = import_csv(path, space)
+    assert [t.origin for t in trials] == [Origin.WARM_START] * 3
+    assert [t.status for t in trials] == [Status.OK, Status.OK, Status.RUN_ERROR]
+    pd.DataFrame({"x1": [99], "x2": [1], "value": [1.0]}).to_csv(path, index=False)
+    with pytest.raises(ConfigError, match="row 2"):
+        import_csv(path, space)
