@@ -16,6 +16,7 @@ __all__ = ["register", "strategy_class", "make_strategy", "available_strategies"
 _BUILTIN: dict[str, str] = {
     "random": "gpautotune.strategies.random_sample:RandomSampling",
     "sobol": "gpautotune.strategies.sobol:SobolSampling",
+    "gpr": "gpautotune.strategies.gpr:GPRStrategy",
 }
 _REGISTERED: dict[str, type[Strategy]] = {}
 

@@ -1,0 +1,239 @@
+"""GPR: Gaussian-process regression with trend terms and expected improvement.
+
+The seeds' method (seed 003 §4.2, figure 13.4), on BoTorch/GPyTorch:
+
+1. a constrained Sobol initial design (``n_init`` points, default ``max(10, 2d)``);
+2. at each step, an exact GP — Matérn 5/2 with one length-scale per dimension and a
+   trend ``h(x)ᵀβ`` as prior mean — fitted to the log of the measured values;
+3. log-EI (or EI, PI, LCB) over the candidate pool: every unmeasured valid configuration
+   when the space can be enumerated, otherwise a constrained Sobol sample, the
+   neighbourhoods of the 3 best points and a backlog of earlier high-EI candidates;
+4. ``ask(q)`` picks ``q`` distinct configurations greedily, each after conditioning the
+   GP on the previous picks at their posterior mean (the "kriging believer").
+
+Failed configurations are never proposed again and are left out of the regression; an
+optional feasibility classifier multiplies EI by the probability of success.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+import torch
+
+from gpautotune.acquisition import Acquisition, CandidatePool, PoolSettings, make_acquisition, score_candidates
+from gpautotune.exceptions import ConfigError
+from gpautotune.space import Space
+from gpautotune.space._sampling import sample_index
+from gpautotune.strategies._base import Proposal, Strategy
+from gpautotune.strategies._registry import register
+from gpautotune.surrogate import GPSettings, GPSurrogate, SurrogateError, build_basis
+from gpautotune.surrogate._gp import Kernel, torch_threads
+from gpautotune.trial import Trial
+
+__all__ = ["GPRStrategy"]
+
+_log = logging.getLogger(__name__)
+
+
+@register("gpr")
+class GPRStrategy(Strategy):
+    """Bayesian optimisation with a GP surrogate over a constrained discrete space.
+
+    Args:
+        space: the search space.
+        seed: seeds the initial design, the pools and the fits.
+        n_init: initial design size (default ``max(10, 2 * dims)``); warm-start trials
+            count towards it.
+        init_method: ``sobol`` (constrained, FILTER_SOBOL), ``random`` or ``lhs``.
+        trend: ``constant``, ``linear``, ``quadratic`` or a formula over parameter names.
+        kernel: ``matern52``, ``matern32`` or ``rbf``.
+        acquisition: ``logei``, ``ei``, ``pi`` or ``lcb``.
+        kappa: the LCB's ``mean - kappa * sd`` weight.
+        noise: ``"learned"`` or a fixed nugget variance (standardised units).
+        log_transform: model log(y) for positive objectives.
+        restarts: extra maximum-likelihood starts drawn from the priors.
+        exhaustive_limit: score every valid configuration when there are at most this many.
+        sample_size: constrained Sobol candidates per step (default ``60 * dims``).
+        n_best: best points whose neighbourhoods join the pool.
+        radius: discrete neighbourhood radius in levels.
+        perturbations: Sobol perturbations per best point.
+        backlog: unpicked high-score candidates carried to the next step.
+        feasibility: multiply EI by a classifier's probability that a configuration runs.
+    """
+
+    def __init__(
+        self,
+        space: Space,
+        *,
+        seed: int | None = None,
+        n_init: int | None = None,
+        init_method: Literal["sobol", "random", "lhs"] = "sobol",
+        trend: str = "linear",
+        kernel: Kernel = "matern52",
+        acquisition: Acquisition = "logei",
+        kappa: float = 0.3,
+        noise: Literal["learned"] | float = "learned",
+        log_transform: bool = True,
+        restarts: int = 1,
+        exhaustive_limit: int = 100_000,
+        sample_size: int | None = None,
+        n_best: int = 3,
+        radius: int = 2,
+        perturbations: int = 64,
+        backlog: int = 200,
+        feasibility: bool = False,
+    ) -> None:
+        super().__init__(space, seed=seed)
+        if acquisition not in ("logei", "ei", "pi", "lcb"):
+            raise ConfigError(f"acquisition must be logei, ei, pi or lcb, not {acquisition!r}")
+        if feasibility and acquisition == "lcb":
+            raise ConfigError("feasibility weighting needs an improvement-based acquisition (logei, ei, pi)")
+        if n_init is not None and n_init < 1:
+            raise ConfigError(f"n_init must be >= 1, got {n_init}")
+        self.n_init = n_init if n_init is not None else max(10, 2 * space.dims)
+        self.init_method, self.acquisition, self.kappa, self.feasibility = init_method, acquisition, kappa, feasibility
+        self.trend = trend
+        self.basis = build_basis(trend, space)
+        self.gp_settings = GPSettings(kernel=kernel, noise=noise, log_transform=log_transform, restarts=restarts)
+        self.pool_settings = PoolSettings(exhaustive_limit=exhaustive_limit, sample_size=sample_size, n_best=n_best,
+                                          radius=radius, perturbations=perturbations, backlog=backlog)
+        self.gp = GPSurrogate(self.gp_settings, space.dims, self.basis.size)
+        self.pool = CandidatePool(space, self.pool_settings, seed)
+        self._design: np.ndarray | None = None
+        reference = self.pool._all if self.pool.exhaustive else sample_index(space, 1024, seed=self.seed)
+        h = self.basis(space.columns(reference))
+        self._h_mean = h.mean(axis=0) if len(h) else np.zeros(self.basis.size)
+        self._h_scale = np.where(h.std(axis=0) > 0, h.std(axis=0), 1.0) if len(h) else np.ones(self.basis.size)
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "n_init": self.n_init, "init_method": self.init_method, "trend": self.trend,
+            "acquisition": self.acquisition, "kappa": self.kappa, "feasibility": self.feasibility,
+            **{k: getattr(self.gp_settings, k) for k in ("kernel", "noise", "log_transform", "restarts")},
+            **{k: getattr(self.pool_settings, k) for k in ("exhaustive_limit", "sample_size", "n_best", "radius",
+                                                           "perturbations", "backlog")},
+        }
+
+    # ------------------------------------------------------------ features
+    def features(self, index: np.ndarray) -> np.ndarray:
+        """GP inputs: encoded parameters, then standardised trend features."""
+        enc = self.space.encode(index)
+        if not self.basis.size:
+            return enc
+        h = (self.basis(self.space.columns(index)) - self._h_mean) / self._h_scale
+        return np.hstack([enc, h])
+
+    # ------------------------------------------------------------- propose
+    def _propose(self, n: int) -> list[Proposal]:
+        if len(self.trials) < self.n_init:
+            initial = self._initial(min(n, self.n_init - len(self.trials)))
+            if len(initial):
+                return self.proposals(initial, source="initial")
+        ok = self.measured
+        if len(ok) < 2:
+            return self._space_filling(n, reason="fewer than 2 successful measurements")
+        try:
+            return self._model_step(n, ok)
+        except SurrogateError as exc:
+            _log.warning("GPR falls back to space filling: %s", exc)
+            return self._space_filling(n, reason=str(exc))
+
+    def _initial(self, n: int) -> np.ndarray:
+        if self._design is None:
+            self._design = sample_index(self.space, self.n_init, method=self.init_method, seed=self.seed)
+        fresh = self._design[~self.is_seen(self._design)]
+        return fresh[:n]
+
+    def _space_filling(self, n: int, reason: str) -> list[Proposal]:
+        step = len(self.trials)
+        rows = sample_index(self.space, min(4 * n + len(self.trials) + 16, 1 << 16), seed=(self.seed or 0) + step)
+        rows = rows[~self.is_seen(rows)][:n]
+        return self.proposals(rows, source="fallback", fallback=reason)
+
+    def _training_data(self, ok: Sequence[Trial]) -> tuple[np.ndarray, np.ndarray]:
+        index = self.space.to_index([t.config for t in ok])
+        values = np.array([t.value for t in ok], dtype=float)
+        keys = self.space.row_keys(index)
+        uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        if len(uniq) < len(keys):  # repeated measurements (warm starts): average them
+            values = np.bincount(inverse, weights=values) / np.bincount(inverse)
+            index = index[first]
+        return self.features(index), values
+
+    def _model_step(self, n: int, ok: Sequence[Trial]) -> list[Proposal]:
+        with torch_threads(self.gp_settings.threads):
+            return self._select(n, ok)
+
+    def _select(self, n: int, ok: Sequence[Trial]) -> list[Proposal]:
+        step = len(self.trials)
+        X, y = self._training_data(ok)
+        report = self.gp.fit(X, y, seed=(self.seed or 0) * 100_003 + step)
+        t0 = time.perf_counter()
+        best_f = float(self.gp.transform(y).min())
+        feasible = self._feasibility_model()
+        model = self.gp.model
+        picked_rows: list[np.ndarray] = []
+        picked_info: list[dict[str, Any]] = []
+        rows = scores = sources = None
+        for q in range(n):
+            acqf = make_acquisition(self.acquisition, model, best_f, self.kappa)
+
+            def scorer(r: np.ndarray, acqf=acqf) -> np.ndarray:
+                s = score_candidates(acqf, self.features(r))
+                return self._weight(s, r, feasible)
+
+            if q == 0:
+                rows, scores, sources = self.pool.propose(step, self._excluded, scorer)
+            else:
+                scores = scorer(rows)
+                scores[picked] = -np.inf
+            if not len(rows) or not np.isfinite(scores).any():
+                break
+            picked = int(np.argmax(scores)) if q == 0 else int(np.argmax(scores))
+            picked_rows.append(rows[picked])
+            picked_info.append({"best_acq": float(scores[picked]), "picked_from": str(sources[picked])})
+            if q + 1 < n:
+                x = torch.as_tensor(self.features(rows[picked][None, :]), dtype=torch.float64)
+                with torch.no_grad():
+                    mean = model.posterior(x).mean
+                model = model.condition_on_observations(x, mean.reshape(1, 1))
+                best_f = min(best_f, float(mean))
+                scores[picked] = -np.inf
+        all_picked = [int(np.flatnonzero((rows == r).all(axis=1))[0]) for r in picked_rows]
+        self.pool.keep_backlog(rows, scores if scores is not None else np.empty(0), np.array(all_picked, dtype=int))
+        acq_s = time.perf_counter() - t0
+        counts = {str(k): int(v) for k, v in zip(*np.unique(sources, return_counts=True), strict=True)} if len(rows) else {}
+        common = {
+            "source": "model", "fit_s": round(report.seconds, 4), "acq_s": round(acq_s, 4), "fit_fallback": report.fallback,
+            "lengthscales": report.lengthscales, "trend": report.trend, "noise": report.noise, "pool": counts,
+            "n_train": len(y),
+        }
+        index = np.array(picked_rows) if picked_rows else np.empty((0, self.space.dims))
+        return [Proposal(c, {**common, **info}) for c, info in zip(self.space.to_configs(index), picked_info, strict=True)] if len(index) else []
+
+    def _excluded(self, rows: np.ndarray) -> np.ndarray:
+        return self.is_seen(rows)
+
+    # ---------------------------------------------------------- feasibility
+    def _feasibility_model(self) -> Any:
+        if not self.feasibility:
+            return None
+        labels = np.array([t.ok for t in self.trials])
+        if labels.all() or not labels.any():
+            return None
+        from sklearn.gaussian_process import GaussianProcessClassifier
+        from sklearn.gaussian_process.kernels import Matern
+
+        X = self.space.encode([t.config for t in self.trials])
+        return GaussianProcessClassifier(kernel=Matern(nu=2.5), random_state=0).fit(X, labels)
+
+    def _weight(self, scores: np.ndarray, rows: np.ndarray, feasible: Any) -> np.ndarray:
+        if feasible is None:
+            return scores
+        p = np.clip(feasible.predict_proba(self.space.encode(rows))[:, 1], 1e-9, 1.0)
+        return scores + np.log(p) if self.acquisition in ("logei", "pi") else scores * p

@@ -1,0 +1,236 @@
+"""The GP surrogate: exact GP on BoTorch/GPyTorch with a trend mean and robust fitting.
+
+Outputs are modelled as ``z = (log y - mean) / sd`` by default (times span orders of
+magnitude); inputs are the encoded parameters in ``[0, 1]^d`` followed by standardised
+trend features. Hyperparameters are fitted by maximum likelihood (L-BFGS via
+``botorch.fit_gpytorch_mll``) from the previous step's values and from fresh starts; the
+best marginal likelihood wins. A fit that fails (Cholesky, NaN) is retried with more
+jitter and, at worst, the previous hyperparameters are reused without optimisation.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import torch
+from botorch.optim.fit import fit_gpytorch_mll_scipy
+from botorch.models import SingleTaskGP
+from botorch.optim.utils import sample_all_priors
+from gpytorch.constraints import GreaterThan
+from gpytorch.kernels import MaternKernel, RBFKernel, ScaleKernel
+from gpytorch.likelihoods import FixedNoiseGaussianLikelihood, GaussianLikelihood
+from gpytorch.mlls import ExactMarginalLogLikelihood
+from gpytorch.priors import GammaPrior, LogNormalPrior
+
+from gpautotune.exceptions import GPAutotuneError
+from gpautotune.surrogate._trend import TrendMean
+
+__all__ = ["GPSettings", "GPSurrogate", "FitReport", "SurrogateError", "torch_threads"]
+
+_log = logging.getLogger(__name__)
+Kernel = Literal["matern52", "matern32", "rbf"]
+
+
+@contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """Run torch on ``n`` threads, restoring the previous setting afterwards."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(max(1, n))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+class SurrogateError(GPAutotuneError, RuntimeError):
+    """The GP could not be fitted at all (the strategy falls back to space filling)."""
+
+
+@dataclass(frozen=True)
+class GPSettings:
+    """How the GP is built and fitted.
+
+    Attributes:
+        kernel: Matérn ν=5/2 (default), ν=3/2, or RBF; one length-scale per dimension.
+        noise: ``"learned"`` (homoscedastic, with ``noise_floor``) or a fixed nugget
+            variance (in standardised output units).
+        noise_floor: lower bound of the learned noise variance.
+        log_transform: model log(y) (only applied when every y > 0).
+        restarts: extra fits from hyperparameters drawn from their priors.
+        trend_prior_scale: standard deviation of the Normal prior on trend coefficients.
+        max_iter: L-BFGS iterations per start.
+        fresh_every: besides the warm start from the previous fit, also start from the
+            defaults and ``restarts`` prior draws on every ``fresh_every``-th fit.
+        threads: torch threads while fitting and predicting (small GPs are fastest, and
+            not slowed by other processes, on one thread).
+    """
+
+    kernel: Kernel = "matern52"
+    noise: Literal["learned"] | float = "learned"
+    noise_floor: float = 1e-6
+    log_transform: bool = True
+    restarts: int = 1
+    trend_prior_scale: float = 1.0
+    max_iter: int = 200
+    threads: int = 1
+    fresh_every: int = 10
+
+
+@dataclass
+class FitReport:
+    """Diagnostics of one fit."""
+
+    seconds: float
+    mll: float
+    fallback: str | None = None
+    lengthscales: list[float] = field(default_factory=list)
+    trend: list[float] = field(default_factory=list)
+    noise: float | None = None
+
+
+class GPSurrogate:
+    """Fit and query the GP. ``X`` is ``n x (d + k)`` (parameters then trend features)."""
+
+    def __init__(self, settings: GPSettings, n_dims: int, n_trend: int) -> None:
+        self.settings, self.d, self.k = settings, n_dims, n_trend
+        self.model: SingleTaskGP | None = None
+        self._state: dict[str, torch.Tensor] | None = None
+        self._y_shift = 0.0
+        self._y_scale = 1.0
+        self._log = False
+        self._fits = 0
+
+    # ------------------------------------------------------------ transforms
+    def transform(self, y: np.ndarray) -> np.ndarray:
+        """Observed values -> standardised model outputs."""
+        z = np.log(y) if self._log else np.asarray(y, dtype=float)
+        return (z - self._y_shift) / self._y_scale
+
+    def _set_transform(self, y: np.ndarray) -> None:
+        self._log = self.settings.log_transform and bool(np.all(y > 0))
+        z = np.log(y) if self._log else y
+        self._y_shift = float(z.mean())
+        self._y_scale = float(z.std()) if len(z) > 1 and z.std() > 0 else 1.0
+
+    # ----------------------------------------------------------------- build
+    def _build(self, X: torch.Tensor, Y: torch.Tensor) -> SingleTaskGP:
+        s, d = self.settings, self.d
+        prior = LogNormalPrior(loc=math.sqrt(2) + 0.5 * math.log(d), scale=math.sqrt(3))
+        common = dict(ard_num_dims=d, active_dims=tuple(range(d)), lengthscale_prior=prior,
+                      lengthscale_constraint=GreaterThan(2.5e-2, transform=None, initial_value=prior.mode))
+        base = RBFKernel(**common) if s.kernel == "rbf" else MaternKernel(nu=2.5 if s.kernel == "matern52" else 1.5, **common)
+        covar = ScaleKernel(base, outputscale_prior=GammaPrior(2.0, 0.15))
+        if s.noise == "learned":
+            likelihood = GaussianLikelihood(
+                noise_prior=LogNormalPrior(loc=-4.0, scale=1.0),
+                noise_constraint=GreaterThan(s.noise_floor, transform=None, initial_value=1e-3),
+            )
+        else:
+            likelihood = FixedNoiseGaussianLikelihood(noise=torch.full((len(Y),), float(s.noise), dtype=X.dtype))
+        mean = TrendMean(d, self.k, s.trend_prior_scale)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return SingleTaskGP(X, Y, likelihood=likelihood, covar_module=covar, mean_module=mean, outcome_transform=None)
+
+    # ------------------------------------------------------------------- fit
+    def fit(self, X: np.ndarray, y: np.ndarray, *, seed: int = 0) -> FitReport:
+        """Fit to observations ``y`` (original units) at inputs ``X``."""
+        with torch_threads(self.settings.threads):
+            return self._fit(X, y, seed)
+
+    def _fit(self, X: np.ndarray, y: np.ndarray, seed: int) -> FitReport:
+        t0 = time.perf_counter()
+        self._set_transform(y)
+        Xt = torch.as_tensor(X, dtype=torch.float64)
+        Yt = torch.as_tensor(self.transform(y), dtype=torch.float64).unsqueeze(-1)
+        # Warm start from the previous step alone; fresh starts (default and prior draws)
+        # on the first fit and every `fresh_every` fits, to escape a poor local optimum.
+        fresh = self._state is None or self._fits % self.settings.fresh_every == 0
+        starts: list[dict[str, torch.Tensor] | None | str] = [] if self._state is None else [self._state]
+        if fresh:
+            starts += [None] + ["prior"] * self.settings.restarts
+        self._fits += 1
+        best, best_mll, fallback = None, -math.inf, None
+        torch.manual_seed(seed)
+        for start in starts:
+            try:
+                model, value = self._fit_from(Xt, Yt, start)
+            except Exception as exc:  # noqa: BLE001 - numerical failures of any kind
+                _log.debug("GP fit from %s failed: %s", "previous" if isinstance(start, dict) else start, exc)
+                continue
+            if value > best_mll:
+                best, best_mll = model, value
+        if best is None:
+            best, fallback = self._rescue(Xt, Yt)
+        self.model = best
+        self._state = {k: v.detach().clone() for k, v in best.state_dict().items() if "train" not in k}
+        return self._report(time.perf_counter() - t0, best_mll, fallback)
+
+    def _fit_from(self, X: torch.Tensor, Y: torch.Tensor, start: Any) -> tuple[SingleTaskGP, float]:
+        model = self._build(X, Y)
+        if isinstance(start, dict):
+            model.load_state_dict(start, strict=False)
+        elif start == "prior":
+            sample_all_priors(model)
+        mll = ExactMarginalLogLikelihood(model.likelihood, model)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit_gpytorch_mll_scipy(mll, options={"maxiter": self.settings.max_iter})
+        model.train()
+        with torch.no_grad():
+            value = float(mll(model(*model.train_inputs), model.train_targets))
+        model.eval()
+        if not math.isfinite(value):
+            raise SurrogateError("non-finite marginal likelihood")
+        return model, value
+
+    def _rescue(self, X: torch.Tensor, Y: torch.Tensor) -> tuple[SingleTaskGP, str]:
+        """More jitter, then the previous hyperparameters without optimisation."""
+        import gpytorch
+
+        try:
+            with gpytorch.settings.cholesky_jitter(float=1e-4, double=1e-4):
+                model, _ = self._fit_from(X, Y, None)
+            return model, "jitter"
+        except Exception as exc:  # noqa: BLE001
+            _log.warning("GP fit failed even with jitter (%s)", exc)
+        model = self._build(X, Y)
+        if self._state is not None:
+            model.load_state_dict(self._state, strict=False)
+            model.eval()
+            return model, "previous"
+        raise SurrogateError("the GP could not be fitted and there is no previous model to fall back to")
+
+    def _report(self, seconds: float, mll: float, fallback: str | None) -> FitReport:
+        m = self.model
+        base = m.covar_module.base_kernel
+        noise = m.likelihood.noise.detach().flatten()
+        return FitReport(
+            seconds=seconds,
+            mll=mll,
+            fallback=fallback,
+            lengthscales=[round(float(v), 5) for v in base.lengthscale.detach().flatten()],
+            trend=[round(float(v), 5) for v in torch.cat([m.mean_module.constant, m.mean_module.weights]).detach()],
+            noise=float(noise.mean()) if noise.numel() else None,
+        )
+
+    # ------------------------------------------------------------- predict
+    def predict(self, X: np.ndarray, chunk: int = 8192) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior mean and standard deviation (standardised units) at ``X``."""
+        if self.model is None:
+            raise SurrogateError("predict() before fit()")
+        means, sds = [], []
+        with torch.no_grad(), torch_threads(self.settings.threads):
+            for start in range(0, len(X), chunk):
+                post = self.model.posterior(torch.as_tensor(X[start:start + chunk], dtype=torch.float64))
+                means.append(post.mean.squeeze(-1).numpy())
+                sds.append(post.variance.clamp_min(1e-12).sqrt().squeeze(-1).numpy())
+        return np.concatenate(means), np.concatenate(sds)
