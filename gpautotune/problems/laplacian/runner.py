@@ -26,7 +26,12 @@ from gpautotune.problems.laplacian.bandwidth import CopyBandwidth, measure_copy_
 from gpautotune.problems.laplacian.build import BuildCache, BuildFailure
 from gpautotune.problems.laplacian.devices import DeviceInfo, open_device
 from gpautotune.problems.laplacian.generator import KERNEL_NAME, GeneratedKernel
-from gpautotune.problems.laplacian.reference import Mismatch, compare_interior, laplacian_reference, random_image
+from gpautotune.problems.laplacian.reference import (
+    Mismatch,
+    compare_interior,
+    laplacian_reference,
+    random_image,
+)
 
 if TYPE_CHECKING:
     import pyopencl as cl
