@@ -89,6 +89,8 @@ def _build_log(program: cl.Program, device: cl.Device) -> str:
     import pyopencl as cl
 
     try:
-        return str(program.get_build_info(device, cl.program_build_info.LOG)).strip()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "pre-build attribute access": the build failed
+            return str(program.get_build_info(device, cl.program_build_info.LOG)).strip()
     except cl.Error:
         return ""
