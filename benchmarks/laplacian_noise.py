@@ -2,7 +2,7 @@
 
 Each round measures every configuration once (fresh min-of-4 per size), in a shuffled
 order; across rounds we report the coefficient of variation (CV) of each configuration's
-value, the within-measurement CV of the raw samples, and the Kendall tau between the
+value, the within-measurement CV of the 4 timed runs of one size (averaged over sizes), and the Kendall tau between the
 rankings of every pair of rounds.
 
     PYTHONPATH=. python benchmarks/laplacian_noise.py --configs 20 --rounds 5 --out benchmarks/results/laplacian
@@ -30,9 +30,9 @@ def measure_rounds(problem, configs, rounds: int, seed: int) -> pd.DataFrame:
         for r in range(rounds):
             for i in rng.permutation(len(configs)):
                 m = evaluator(problem, configs[i]).measurement
-                samples = np.asarray(m.samples)
+                per_size = [np.asarray(t) for t in m.metrics.get("kernel_times_s", [])]
                 rows.append({"round": r, "config": int(i), "status": m.status.value, "value": m.value,
-                             "sample_cv": float(samples.std() / samples.mean()) if m.ok else None,
+                             "sample_cv": float(np.mean([t.std() / t.mean() for t in per_size])) if m.ok else None,
                              **{p: configs[i][p] for p in PARAMS}})
     finally:
         evaluator.close()

@@ -86,3 +86,10 @@ def test_a_hang_times_out_and_the_next_evaluation_runs(evaluator):
 def test_bad_timeouts_are_refused():
     with pytest.raises(ConfigError):
         IsolatedEvaluator(timeout_s=0)
+
+
+def test_an_unpicklable_problem_is_a_run_error_naming_the_cause(evaluator):
+    problem = Scripted()
+    problem.handle = lambda: None  # lambdas do not pickle
+    m = evaluator(problem, {"x": 3}).measurement
+    assert m.status is Status.RUN_ERROR and "not picklable" in m.error
