@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     import pyopencl as cl
 
 __all__ = ["DeviceInfo", "list_devices", "select_device", "open_device", "compiler_problem", "INSTALL_HINT",
-           "COMPILER_HINT", "register_icd", "NVIDIA_OPENCL_LIBRARY"]
+           "COMPILER_HINT", "register_icd", "NVIDIA_OPENCL_LIBRARY", "INTEL_CPU_LIBRARY", "KNOWN_LIBRARIES"]
 
 _log = logging.getLogger(__name__)
 
@@ -29,10 +30,14 @@ INSTALL_HINT = "install an OpenCL runtime with `pip install pyopencl pocl-binary
 #: know recent CPUs and fails with "unknown target CPU 'generic'").
 COMPILER_HINT = (
     "choose another device (`gpautotune devices`), or install a CPU OpenCL that knows this CPU, e.g."
-    " `pip install intel-opencl-rt` and an .icd file naming its libintelocl.so in the OCL_ICD_VENDORS folder"
+    " `pip install intel-opencl-rt` (found automatically in this environment's lib/ folder)"
 )
 #: Where NVIDIA's container runtime mounts its OpenCL driver.
 NVIDIA_OPENCL_LIBRARY = "/usr/local/nvidia/lib64/libnvidia-opencl.so.1"
+#: Where ``pip install intel-opencl-rt`` puts Intel's CPU OpenCL driver.
+INTEL_CPU_LIBRARY = str(Path(sys.prefix) / "lib" / "libintelocl.so")
+#: Drivers :func:`register_icd` looks for by default.
+KNOWN_LIBRARIES = (NVIDIA_OPENCL_LIBRARY, INTEL_CPU_LIBRARY)
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,7 @@ class DeviceInfo:
 
 
 def _platforms() -> list[cl.Platform]:
+    register_icd()
     try:
         import pyopencl as cl
     except ImportError as exc:
@@ -162,21 +168,34 @@ def open_device(info: DeviceInfo) -> cl.Device:
     return dev
 
 
-def register_icd(library: str = NVIDIA_OPENCL_LIBRARY, folder: str | os.PathLike[str] | None = None) -> str | None:
-    """Point ``OCL_ICD_VENDORS`` at a folder whose ``.icd`` file names ``library``.
+def register_icd(*libraries: str, folder: str | os.PathLike[str] | None = None) -> str | None:
+    """Point ``OCL_ICD_VENDORS`` at a folder of ``.icd`` files naming OpenCL drivers.
 
-    For machines whose default ICD folder lacks a vendor's driver (NVIDIA in containers).
-    Must run before the first OpenCL call of the process. Does nothing (returns ``None``)
-    when ``OCL_ICD_VENDORS`` is already set or ``library`` does not exist.
+    For drivers the default ICD folder lacks: NVIDIA's in containers, or Intel's CPU
+    runtime installed from PyPI (``pip install intel-opencl-rt``: its own ``.icd`` names a
+    build-time path). The folder also gets copies of the system's ``/etc/OpenCL/vendors``
+    files, so nothing listed before is hidden. Must run before the first OpenCL call of
+    the process; :func:`list_devices` calls it with the known drivers.
+
+    Args:
+        libraries: driver libraries (default: NVIDIA's and the venv's Intel CPU runtime);
+            those that do not exist are skipped.
+        folder: where to write (default: ``<tmp>/gpautotune-icd``).
 
     Returns:
-        The folder now in ``OCL_ICD_VENDORS``, or ``None``.
+        The folder now in ``OCL_ICD_VENDORS``, or ``None`` when the variable was already
+        set or no library exists.
     """
-    if os.environ.get("OCL_ICD_VENDORS") or not Path(library).exists():
+    found = [lib for lib in (libraries or KNOWN_LIBRARIES) if Path(lib).exists()]
+    if os.environ.get("OCL_ICD_VENDORS") or not found:
         return None
     target = Path(folder) if folder is not None else Path(tempfile.gettempdir()) / "gpautotune-icd"
     target.mkdir(parents=True, exist_ok=True)
-    (target / f"{Path(library).name.split('.so')[0]}.icd").write_text(library + "\n")
+    system = Path("/etc/OpenCL/vendors")
+    for icd in sorted(system.glob("*.icd")) if system.is_dir() else []:
+        (target / icd.name).write_text(icd.read_text())
+    for lib in found:
+        (target / f"gpautotune-{Path(lib).name.split('.so')[0]}.icd").write_text(lib + "\n")
     os.environ["OCL_ICD_VENDORS"] = str(target)
-    _log.info("OCL_ICD_VENDORS=%s (naming %s)", target, library)
+    _log.info("OCL_ICD_VENDORS=%s (naming %s)", target, ", ".join(found))
     return str(target)

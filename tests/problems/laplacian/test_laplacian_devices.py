@@ -32,9 +32,10 @@ def test_register_icd_writes_a_vendor_file(tmp_path, monkeypatch):
     library = tmp_path / "libvendor-opencl.so.1"
     library.write_text("")
     monkeypatch.delenv("OCL_ICD_VENDORS", raising=False)
-    folder = register_icd(str(library), tmp_path / "icd")
+    folder = register_icd(str(library), str(tmp_path / "missing.so"), folder=tmp_path / "icd")
     assert folder == os.environ["OCL_ICD_VENDORS"] == str(tmp_path / "icd")
-    assert (tmp_path / "icd" / "libvendor-opencl.icd").read_text().strip() == str(library)
+    written = {p.name: p.read_text().strip() for p in (tmp_path / "icd").glob("gpautotune-*.icd")}
+    assert written == {"gpautotune-libvendor-opencl.icd": str(library)}
     assert register_icd(str(library)) is None  # already set: left alone
     monkeypatch.delenv("OCL_ICD_VENDORS")
     assert register_icd(str(tmp_path / "missing.so")) is None and "OCL_ICD_VENDORS" not in os.environ
