@@ -16,6 +16,7 @@ __all__ = [
     "DataNotFoundError",
     "StorageError",
     "BudgetError",
+    "DeviceError",
 ]
 
 
@@ -45,3 +46,7 @@ class StorageError(GPAutotuneError, RuntimeError):
 
 class BudgetError(GPAutotuneError, ValueError):
     """A budget is not a positive integer or cannot be met."""
+
+
+class DeviceError(GPAutotuneError, RuntimeError):
+    """No usable compute device (no OpenCL runtime, no matching platform or device)."""

@@ -1,5 +1,6 @@
-"""Evaluators: in-process (and, per problem, isolated subprocesses)."""
+"""Evaluators: in-process, and isolated in a worker process with a timeout."""
 
 from gpautotune.execution._evaluator import Evaluation, Evaluator, InProcessEvaluator
+from gpautotune.execution._isolated import IsolatedEvaluator
 
-__all__ = ["Evaluation", "Evaluator", "InProcessEvaluator"]
+__all__ = ["Evaluation", "Evaluator", "InProcessEvaluator", "IsolatedEvaluator"]

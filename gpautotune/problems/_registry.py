@@ -18,6 +18,7 @@ __all__ = ["register_problem", "make_problem", "available_problems", "problem_fa
 
 _BUILTIN: dict[str, str] = {
     "laplacian-replay": "gpautotune.problems.replay:laplacian_replay",
+    "laplacian": "gpautotune.problems.laplacian:LaplacianProblem",
     "replay": "gpautotune.problems.table:replay_from_spec",
     "booth": "gpautotune.problems.synthetic:BoothProblem",
     "screening": "gpautotune.problems.synthetic:ScreeningProblem",

@@ -1,0 +1,48 @@
+"""The seeds' Laplacian OpenCL kernel: search space, generator, reference, runner, problem.
+
+Importing this package does not import PyOpenCL; devices are touched only when a
+problem, runner or device listing is made.
+"""
+
+from gpautotune.problems.laplacian.bandwidth import (
+    CopyBandwidth,
+    bound_time_per_pixel,
+    measure_copy_bandwidth,
+)
+from gpautotune.problems.laplacian.build import BuildCache, BuildFailure
+from gpautotune.problems.laplacian.devices import (
+    DeviceInfo,
+    list_devices,
+    register_icd,
+    select_device,
+)
+from gpautotune.problems.laplacian.generator import GeneratedKernel, KernelPlan, generate_kernel
+from gpautotune.problems.laplacian.problem import K40C_OPTIMUM, NAIVE_CONFIG, LaplacianProblem
+from gpautotune.problems.laplacian.reference import compare_interior, laplacian_reference
+from gpautotune.problems.laplacian.runner import LaplacianRunner
+from gpautotune.problems.laplacian.sizes import SIZE_PRESETS, resolve_sizes
+from gpautotune.problems.laplacian.space import laplacian_space
+
+__all__ = [
+    "BuildCache",
+    "BuildFailure",
+    "CopyBandwidth",
+    "DeviceInfo",
+    "GeneratedKernel",
+    "K40C_OPTIMUM",
+    "KernelPlan",
+    "LaplacianProblem",
+    "LaplacianRunner",
+    "NAIVE_CONFIG",
+    "SIZE_PRESETS",
+    "bound_time_per_pixel",
+    "compare_interior",
+    "generate_kernel",
+    "laplacian_reference",
+    "laplacian_space",
+    "list_devices",
+    "measure_copy_bandwidth",
+    "register_icd",
+    "resolve_sizes",
+    "select_device",
+]

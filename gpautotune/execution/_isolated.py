@@ -1,0 +1,178 @@
+"""Evaluate in a separate worker process, with a timeout and a restart after a crash.
+
+A driver crash or a hung kernel must cost one trial, not the run. The worker is a
+``spawn``-ed process that receives the (pickled) problem once, calls its optional
+``prepare()`` hook (device contexts, input data: not counted in the timeout), then
+serves evaluations one at a time over a pipe. When no result arrives within
+``timeout_s`` the worker is killed and the trial is a ``timeout``; when it dies, a
+``run_error``. The next evaluation starts a fresh worker.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing as mp
+import pickle
+import traceback
+from multiprocessing.connection import Connection
+from typing import Any
+
+from gpautotune.exceptions import ConfigError
+from gpautotune.execution._evaluator import Evaluator
+from gpautotune.problems._base import Measurement, Problem, Status
+from gpautotune.space import Config
+
+__all__ = ["IsolatedEvaluator"]
+
+_log = logging.getLogger(__name__)
+
+
+class _WorkerLost(Exception):
+    """The worker died or did not answer; the message says how."""
+
+
+def _evaluate_here(problem: Problem | None, config: Config) -> Measurement:
+    if problem is None:
+        return Measurement.failure(Status.RUN_ERROR, "the worker has no problem to evaluate")
+    try:
+        result = problem.evaluate(config)
+    except Exception as exc:  # noqa: BLE001 - the evaluation boundary turns crashes into statuses
+        return Measurement.failure(Status.RUN_ERROR, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}")
+    if not isinstance(result, Measurement):
+        return Measurement.failure(Status.RUN_ERROR, f"evaluate returned {type(result).__name__}, not a Measurement")
+    return result
+
+
+def _serve(conn: Connection) -> None:
+    """The worker's loop: ``problem`` (pickled) -> ready/error, ``evaluate`` -> result."""
+    problem: Problem | None = None
+    while True:
+        try:
+            kind, payload = conn.recv()
+        except (EOFError, OSError):
+            return
+        if kind == "stop":
+            return
+        if kind == "problem":
+            try:
+                problem = pickle.loads(payload)
+                prepare = getattr(problem, "prepare", None)
+                if callable(prepare):
+                    prepare()
+                conn.send(("ready", None))
+            except Exception:  # noqa: BLE001 - reported to the parent
+                problem = None
+                conn.send(("error", traceback.format_exc(limit=8)))
+        elif kind == "evaluate":
+            result = _evaluate_here(problem, payload)
+            try:
+                conn.send(("result", result))
+            except Exception as exc:  # noqa: BLE001 - e.g. unpicklable metrics
+                conn.send(("result", Measurement.failure(Status.RUN_ERROR, f"result not sendable: {exc}")))
+
+
+class IsolatedEvaluator(Evaluator):
+    """Run ``problem.evaluate`` in a worker process with a per-evaluation timeout.
+
+    Works for any picklable :class:`Problem`. A problem may define ``prepare()``, called
+    in the worker once after it is received (under ``startup_timeout_s``, not
+    ``timeout_s``). The worker keeps the problem between evaluations, so caches in it
+    (built programs, device buffers) persist until a crash or timeout restarts it.
+
+    Args:
+        timeout_s: seconds one evaluation may take before the worker is killed.
+        startup_timeout_s: seconds for starting a worker and preparing the problem.
+    """
+
+    def __init__(self, *, timeout_s: float = 60.0, startup_timeout_s: float = 300.0) -> None:
+        if timeout_s <= 0 or startup_timeout_s <= 0:
+            raise ConfigError(f"timeouts must be positive, got timeout_s={timeout_s}, startup_timeout_s={startup_timeout_s}")
+        self.timeout_s, self.startup_timeout_s = float(timeout_s), float(startup_timeout_s)
+        self._process: Any = None
+        self._conn: Connection | None = None
+        self._problem: Problem | None = None
+        #: Workers started so far (restarts after crashes or timeouts included).
+        self.workers_started = 0
+
+    @property
+    def alive(self) -> bool:
+        return self._process is not None and self._process.is_alive()
+
+    def _evaluate(self, problem: Problem, config: Config) -> Measurement:
+        try:
+            conn = self._ready(problem)
+        except _WorkerLost as exc:
+            return Measurement.failure(Status.RUN_ERROR, f"worker setup failed: {exc}")
+        conn.send(("evaluate", dict(config)))
+        if not conn.poll(self.timeout_s):
+            self._kill()
+            return Measurement.failure(Status.TIMEOUT, f"no result within {self.timeout_s:g} s; the worker was killed",
+                                       timeout_s=self.timeout_s)
+        try:
+            _, result = conn.recv()
+        except (EOFError, OSError):
+            code = self._kill()
+            return Measurement.failure(Status.RUN_ERROR, f"the worker process died (exit code {code})")
+        return result
+
+    def _ready(self, problem: Problem) -> Connection:
+        """A live worker holding ``problem`` (started and sent the problem when needed)."""
+        if self.alive and self._problem is problem and self._conn is not None:
+            return self._conn
+        try:
+            payload = pickle.dumps(problem)
+        except Exception as exc:  # noqa: BLE001 - any pickling failure means the same thing
+            raise ConfigError(f"{type(problem).__name__} cannot be sent to a worker process (not picklable: {exc});"
+                              " evaluate it in-process instead") from None
+        if not self.alive:
+            self._start()
+        assert self._conn is not None
+        self._conn.send(("problem", payload))
+        if not self._conn.poll(self.startup_timeout_s):
+            self._kill()
+            raise _WorkerLost(f"no answer within {self.startup_timeout_s:g} s while preparing the problem")
+        try:
+            kind, detail = self._conn.recv()
+        except (EOFError, OSError):
+            raise _WorkerLost(f"the worker died while preparing the problem (exit code {self._kill()})") from None
+        if kind != "ready":
+            self._problem = None
+            raise _WorkerLost(str(detail))
+        self._problem = problem
+        return self._conn
+
+    def _start(self) -> None:
+        ctx = mp.get_context("spawn")
+        parent, child = ctx.Pipe(duplex=True)
+        self._process = ctx.Process(target=_serve, args=(child,), daemon=True, name="gpautotune-worker")
+        self._process.start()
+        child.close()
+        self._conn, self._problem = parent, None
+        self.workers_started += 1
+        _log.debug("started worker pid %s", self._process.pid)
+
+    def _kill(self) -> int | None:
+        """Kill the worker (if alive) and forget it; returns its exit code."""
+        process, self._process, self._problem = self._process, None, None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        if process is None:
+            return None
+        if process.is_alive():
+            process.kill()
+        process.join(10)
+        _log.info("worker pid %s ended (exit code %s)", process.pid, process.exitcode)
+        return process.exitcode
+
+    def close(self) -> None:
+        """Stop the worker (politely, then by force)."""
+        if self._process is None:
+            return
+        try:
+            if self._conn is not None:
+                self._conn.send(("stop", None))
+            self._process.join(5)
+        except (OSError, BrokenPipeError):
+            pass
+        self._kill()

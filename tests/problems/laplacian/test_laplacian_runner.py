@@ -1,0 +1,70 @@
+"""Generated kernels on a real OpenCL device (PoCL or another CPU OpenCL), tiny images."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from gpautotune.problems import Status
+from gpautotune.problems.laplacian import generate_kernel
+
+# (vector_length, load_overlap, x components, y components, temporary_size, threads, lws_y):
+# every width, both load modes, tails (x not a multiple of the width), y from 1 to 6.
+SPREAD = [
+    (1, True, 3, 1, 4, 256, 1),
+    (1, False, 4, 2, 2, 32, 32),
+    (2, True, 3, 3, 2, 64, 2),
+    (2, False, 1, 6, 4, 128, 8),
+    (4, True, 4, 5, 4, 32, 1),
+    (4, False, 3, 2, 2, 1024, 4),
+    (8, True, 2, 4, 2, 64, 64),
+    (8, False, 1, 3, 4, 64, 2),
+    (16, True, 1, 1, 2, 32, 1),
+    (16, False, 3, 2, 4, 512, 16),
+]
+
+
+def _config(vl, lo, xc, yc, ts, tn, ly):
+    return {"elements_number": xc * yc, "y_component_number": yc, "vector_length": vl, "temporary_size": ts,
+            "load_overlap": lo, "threads_number": tn, "lws_y": ly}
+
+
+@pytest.mark.parametrize("case", SPREAD, ids=lambda c: f"vl{c[0]}-{'lo' if c[1] else 'win'}-x{c[2]}-y{c[3]}")
+def test_generated_kernels_match_the_reference(runner, case):
+    m = runner.measure(generate_kernel(_config(*case)))
+    assert m.status is Status.OK, m.error
+    assert m.value > 0 and len(m.samples) == runner.repeats * len(runner.images)
+    assert len(m.metrics["kernel_times_s"]) == len(runner.images)
+    assert "__kernel void laplacian" in m.metrics["source"]
+
+
+def test_a_wrong_kernel_is_a_wrong_result(runner):
+    kernel = generate_kernel(_config(*SPREAD[2]))
+    broken = dataclasses.replace(kernel, source=kernel.source.replace("((short)9)", "((short)8)"))
+    m = runner.measure(broken)
+    assert m.status is Status.WRONG_RESULT
+    assert "differ from the reference" in m.error
+
+
+def test_a_broken_build_is_a_build_error_with_the_log(runner):
+    kernel = generate_kernel(_config(*SPREAD[0]))
+    broken = dataclasses.replace(kernel, source=kernel.source.replace("const int w =", "const int w = no_such_name +"))
+    m = runner.measure(broken)
+    assert m.status is Status.BUILD_ERROR
+    assert "no_such_name" in m.error
+    assert m.metrics["source"] == broken.source
+
+
+def test_a_work_group_over_the_device_limit_is_a_run_error(runner):
+    kernel = generate_kernel(_config(*SPREAD[0]))
+    too_big = dataclasses.replace(kernel, local_size=(2 * runner.device.max_work_group_size, 1))
+    m = runner.measure(too_big)
+    assert m.status is Status.RUN_ERROR
+    assert "WORK_GROUP_SIZE" in m.error.upper() or "RESOURCES" in m.error.upper()
+
+
+def test_builds_are_cached_by_source(runner):
+    kernel = generate_kernel(_config(*SPREAD[4]))
+    first, second = runner.measure(kernel), runner.measure(kernel)
+    assert second.metrics["build_cached"] and second.metrics["build_time_s"] == first.metrics["build_time_s"]
