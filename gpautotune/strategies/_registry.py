@@ -16,6 +16,7 @@ __all__ = ["register", "strategy_class", "make_strategy", "available_strategies"
 _BUILTIN: dict[str, str] = {
     "random": "gpautotune.strategies.random_sample:RandomSampling",
     "sobol": "gpautotune.strategies.sobol:SobolSampling",
+    "round-robin": "gpautotune.strategies.round_robin:RoundRobin",
 }
 _REGISTERED: dict[str, type[Strategy]] = {}
 
