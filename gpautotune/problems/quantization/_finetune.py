@@ -55,8 +55,9 @@ def finetune_ste(
         steps: optimiser steps.
         lr: learning rate.
         method: quantization method (see :func:`~._quantize.quantize_weight`).
-        seed: seeds the loader's shuffling and any randomness of the model (the global
-            torch RNG state is restored afterwards).
+        seed: seeds the loader's shuffling (the global torch RNG, and a DataLoader's own
+            ``generator``) and any randomness of the model; both states are restored
+            afterwards, so the same seed gives the same fine-tune every time.
         device: where the model lives.
 
     Returns:
@@ -66,23 +67,38 @@ def finetune_ste(
     layers = {name: modules[name] for name in bits}
     optimiser = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=lr, momentum=0.9)
     cuda = [device.index or 0] if device.type == "cuda" else []
-    loss = torch.zeros(())
+    loss = 0.0
     model.train()
+    generator = getattr(loader, "generator", None)  # a DataLoader's own shuffling generator
+    saved = generator.get_state() if isinstance(generator, torch.Generator) else None
     with torch.random.fork_rng(devices=cuda):
         torch.manual_seed(seed)
-        batches = _batches(loader)
-        for _ in range(steps):
-            x, y = split_batch(next(batches), device)
-            masters = {}
-            for name, module in layers.items():
-                masters[name] = module.weight.detach().clone()
-                module.weight.data.copy_(quantize_weight(masters[name], bits[name], method).dequantize())
-            loss = F.cross_entropy(model(x), y)
-            optimiser.zero_grad(set_to_none=True)
-            loss.backward()
-            for name, module in layers.items():
-                module.weight.data.copy_(masters[name])
-            optimiser.step()
+        if saved is not None:
+            generator.manual_seed(seed)
+        try:
+            batches = _batches(loader)
+            for _ in range(steps):
+                loss = _step(model, layers, bits, next(batches), optimiser, method, device)
+        finally:
+            if saved is not None:
+                generator.set_state(saved)
     model.eval()
-    _log.debug("STE fine-tune: %d steps, last loss %.4f", steps, float(loss))
-    return float(loss)
+    _log.debug("STE fine-tune: %d steps, last loss %.4f", steps, loss)
+    return loss
+
+
+def _step(model: nn.Module, layers: Mapping[str, nn.Module], bits: Mapping[str, int], batch: Any,
+          optimiser: torch.optim.Optimizer, method: str, device: torch.device) -> float:
+    """One STE step: loss and gradient at the quantized weights, update of the float ones."""
+    x, y = split_batch(batch, device)
+    masters = {}
+    for name, module in layers.items():
+        masters[name] = module.weight.detach().clone()
+        module.weight.data.copy_(quantize_weight(masters[name], bits[name], method).dequantize())
+    loss = F.cross_entropy(model(x), y)
+    optimiser.zero_grad(set_to_none=True)
+    loss.backward()
+    for name, module in layers.items():
+        module.weight.data.copy_(masters[name])
+    optimiser.step()
+    return float(loss.detach())
