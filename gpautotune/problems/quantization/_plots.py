@@ -102,7 +102,8 @@ def plot_best_so_far(frame: pd.DataFrame, *, level: float = 0.95, title: str | N
         x = np.arange(1, length + 1)
         ax.plot(x, bands[:, 0], label=f"{name} ({len(curves)} seeds)")
         ax.fill_between(x, bands[:, 1], bands[:, 2], alpha=0.25)
-    ax.set_xlabel("policies evaluated")
+    ax.set_xscale("log")
+    ax.set_xlabel("policies evaluated (log scale)")
     ax.set_ylabel("best accuracy loss so far (points)")
     ax.legend()
     if title:

@@ -94,6 +94,10 @@ class QuantizationProblem(Problem):
         """Module names of the quantized layers, in order."""
         return [layer.name for layer in self.policies.layers]
 
+    def clear_cache(self) -> None:
+        """Drop the cached quantized layer weights (frees memory; results do not change)."""
+        self._work.clear_cache()
+
     def _accuracy(self, policy: dict[str, int]) -> Accuracy:
         self._work.load(policy)
         return evaluate_accuracy(self._work.model, self.val_loader, self.device)

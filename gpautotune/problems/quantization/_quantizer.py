@@ -68,6 +68,11 @@ class WorkingModel:
         self._float = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
         self._cache: dict[tuple[str, int], torch.Tensor] | None = {} if cache else None
 
+    def clear_cache(self) -> None:
+        """Forget the cached quantized weights (they are recomputed on demand)."""
+        if self._cache is not None:
+            self._cache.clear()
+
     def load(self, policy: Mapping[str, int]) -> dict[str, QuantizedWeight]:
         """Set the model to ``policy`` (layer name -> bits).
 
