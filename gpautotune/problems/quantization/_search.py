@@ -39,7 +39,7 @@ def history_frame(trials: Sequence[Trial], policies: PolicySpace) -> pd.DataFram
     return pd.DataFrame(rows)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PolicyResult:
     """The best policy a search found.
 
