@@ -23,6 +23,7 @@ _BUILTIN: dict[str, str] = {
     "booth": "gpautotune.problems.synthetic:BoothProblem",
     "screening": "gpautotune.problems.synthetic:ScreeningProblem",
     "constrained-bits": "gpautotune.problems.synthetic:ConstrainedBitsProblem",
+    "quantization-digits": "gpautotune.problems.quantization:digits_problem",
 }
 _REGISTERED: dict[str, Callable[..., Problem]] = {}
 

@@ -17,6 +17,7 @@ _BUILTIN: dict[str, str] = {
     "random": "gpautotune.strategies.random_sample:RandomSampling",
     "sobol": "gpautotune.strategies.sobol:SobolSampling",
     "gpr": "gpautotune.strategies.gpr:GPRStrategy",
+    "round-robin": "gpautotune.strategies.round_robin:RoundRobin",
 }
 _REGISTERED: dict[str, type[Strategy]] = {}
 

@@ -1,0 +1,56 @@
+"""Mixed-precision weight quantization policies (seed 003, chapter 13) as a problem.
+
+Importing this package imports PyTorch; ``gpautotune.problems`` does not import it.
+"""
+
+from gpautotune.problems.quantization._accuracy import Accuracy, evaluate_accuracy, resolve_device
+from gpautotune.problems.quantization._digits import (
+    DigitsResNet,
+    DigitsTraining,
+    cache_dir,
+    digits_data,
+    digits_loaders,
+    digits_model,
+)
+from gpautotune.problems.quantization._factory import digits_problem
+from gpautotune.problems.quantization._finetune import finetune_ste
+from gpautotune.problems.quantization._layers import LayerInfo, find_layers, parameter_names
+from gpautotune.problems.quantization._policy import PolicySize, PolicySpace, resolve_size_limit
+from gpautotune.problems.quantization._problem import QuantizationProblem, model_fingerprint
+from gpautotune.problems.quantization._quantize import (
+    QuantizedWeight,
+    pack_codes,
+    quantize_weight,
+    unpack_codes,
+    weight_bytes,
+)
+from gpautotune.problems.quantization._quantizer import Quantizer, WorkingModel
+
+__all__ = [
+    "Accuracy",
+    "DigitsResNet",
+    "DigitsTraining",
+    "LayerInfo",
+    "PolicySize",
+    "PolicySpace",
+    "QuantizationProblem",
+    "QuantizedWeight",
+    "Quantizer",
+    "WorkingModel",
+    "cache_dir",
+    "digits_data",
+    "digits_loaders",
+    "digits_model",
+    "digits_problem",
+    "evaluate_accuracy",
+    "find_layers",
+    "finetune_ste",
+    "model_fingerprint",
+    "pack_codes",
+    "parameter_names",
+    "quantize_weight",
+    "resolve_device",
+    "resolve_size_limit",
+    "unpack_codes",
+    "weight_bytes",
+]

@@ -1,0 +1,96 @@
+"""The quantizable layers of a PyTorch model and their search-space parameter names."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gpautotune.exceptions import ConfigError
+
+if TYPE_CHECKING:
+    from torch import nn
+
+__all__ = ["LayerInfo", "find_layers", "parameter_names"]
+
+#: Module types quantized by default (``Conv1d/2d/3d`` and ``Linear``).
+DEFAULT_TYPES = ("Conv1d", "Conv2d", "Conv3d", "Linear")
+
+
+@dataclass(frozen=True)
+class LayerInfo:
+    """One quantizable layer.
+
+    Attributes:
+        name: the module's path in the model (``"layer1.0.conv1"``).
+        kind: the module's class name (``"Conv2d"``).
+        shape: the weight tensor's shape, output channels first.
+    """
+
+    name: str
+    kind: str
+    shape: tuple[int, ...]
+
+    @property
+    def n_weights(self) -> int:
+        """Number of weights ``prod(shape)``."""
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    @property
+    def out_channels(self) -> int:
+        """Output channels (rows of the weight), one scale each."""
+        return self.shape[0]
+
+
+def find_layers(model: nn.Module, layers: Sequence[str] | None = None) -> tuple[LayerInfo, ...]:
+    """The quantizable layers of ``model``, in module order.
+
+    Args:
+        model: any ``nn.Module``.
+        layers: module names to quantize; default every ``Conv*d`` and ``Linear``.
+
+    Raises:
+        ConfigError: a named layer does not exist or has no weight; no layer found.
+    """
+    modules = dict(model.named_modules())
+    if layers is None:
+        names = [n for n, m in modules.items() if type(m).__name__ in DEFAULT_TYPES]
+    else:
+        names = list(layers)
+        unknown = [n for n in names if n not in modules]
+        if unknown:
+            raise ConfigError(f"layers {unknown} are not modules of the model; some modules: {list(modules)[:12]}")
+        if len(set(names)) != len(names):
+            raise ConfigError(f"layers are listed twice: {sorted({n for n in names if names.count(n) > 1})}")
+    out = []
+    for name in names:
+        weight = getattr(modules[name], "weight", None)
+        if weight is None or weight.dim() < 1:
+            raise ConfigError(f"layer {name!r} has no weight tensor to quantize")
+        out.append(LayerInfo(name, type(modules[name]).__name__, tuple(int(s) for s in weight.shape)))
+    if not out:
+        raise ConfigError("the model has no quantizable layer (Conv*d or Linear); name them with `layers`")
+    return tuple(out)
+
+
+def parameter_names(layer_names: Sequence[str]) -> tuple[str, ...]:
+    """Search-space parameter names (identifiers) for module names, unique and in order.
+
+    Dots become underscores (``layer1.0.conv1`` -> ``layer1_0_conv1``); a name that is
+    still not an identifier gets a ``layer_`` prefix; clashes get ``_2``, ``_3``...
+    """
+    out: list[str] = []
+    taken: set[str] = set()
+    for name in layer_names:
+        base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name) or "layer"
+        if not base.isidentifier():
+            base = f"layer_{base}"
+        candidate, k = base, 2
+        while candidate in taken:
+            candidate, k = f"{base}_{k}", k + 1
+        taken.add(candidate)
+        out.append(candidate)
+    return tuple(out)

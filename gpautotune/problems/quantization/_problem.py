@@ -1,0 +1,124 @@
+"""The mixed-precision quantization problem: a policy in, its accuracy loss out."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import torch
+from torch import nn
+
+from gpautotune.exceptions import ConfigError
+from gpautotune.problems._base import Measurement, Problem, Status
+from gpautotune.problems.quantization._accuracy import Accuracy, evaluate_accuracy, resolve_device
+from gpautotune.problems.quantization._layers import find_layers
+from gpautotune.problems.quantization._policy import BitsSpec, PolicySpace
+from gpautotune.problems.quantization._quantizer import Quantizer, WorkingModel
+from gpautotune.space import Config
+
+__all__ = ["QuantizationProblem", "model_fingerprint"]
+
+_log = logging.getLogger(__name__)
+REFERENCE_BITS = 8
+
+
+def model_fingerprint(model: nn.Module) -> str:
+    """A short hash of a model's parameters and buffers (identifies the run's model)."""
+    digest = hashlib.blake2b(digest_size=8)
+    for key, tensor in sorted(model.state_dict().items()):
+        digest.update(key.encode())
+        digest.update(tensor.detach().to("cpu").contiguous().numpy().tobytes())
+    return digest.hexdigest()
+
+
+class QuantizationProblem(Problem):
+    """Choose a weight bit width per layer; minimise the accuracy loss under a size limit.
+
+    The objective of a policy ``b`` is ``A_8 - A(b)``: the accuracy (``metric``) of the
+    uniform 8-bit network minus that of the network quantized with ``b`` (optionally after
+    a short STE fine-tune), on ``val_loader``. A policy whose size
+    (:class:`~._policy.PolicySpace`) exceeds the limit is never evaluated: it returns an
+    ``invalid`` measurement at once.
+
+    Args:
+        model: a trained classifier (any ``nn.Module`` returning logits).
+        val_loader: validation batches ``(inputs, targets)``.
+        size_limit: bytes (int) or a fraction of the quantizable weights' float32 size.
+        bits: allowed bit widths, for every layer or per layer name.
+        layers: module names to quantize (default every ``Conv*d`` and ``Linear``).
+        quantizer: method and fine-tune settings (default: uniform, no fine-tune).
+        train_loader: training batches for the fine-tune.
+        metric: ``"top1"`` or ``"top5"`` (more than five classes) for the objective.
+        device: ``"cpu"``, ``"cuda"``, ... (default CUDA when available).
+        name: the problem's name in the journal.
+    """
+
+    name = "quantization"
+
+    def __init__(
+        self,
+        model: nn.Module,
+        val_loader: Iterable[Any],
+        *,
+        size_limit: int | float,
+        bits: BitsSpec = range(1, 9),
+        layers: Sequence[str] | None = None,
+        quantizer: Quantizer | None = None,
+        train_loader: Iterable[Any] | None = None,
+        metric: str = "top1",
+        device: str | torch.device | None = None,
+        name: str | None = None,
+    ) -> None:
+        self.quantizer = quantizer or Quantizer()
+        self.policies = PolicySpace.build(find_layers(model, layers), size_limit=size_limit, bits=bits,
+                                          method=self.quantizer.method)
+        self.space = self.policies.space
+        self.device = resolve_device(device)
+        self.val_loader, self.train_loader, self.metric = val_loader, train_loader, metric
+        self.name = name or self.name
+        self.fingerprint = model_fingerprint(model)
+        self._work = WorkingModel(model, [layer.name for layer in self.policies.layers], self.quantizer,
+                                  self.device, train_loader)
+        self.float_accuracy = evaluate_accuracy(self._work.model, val_loader, self.device)
+        self.reference = self._accuracy(self.policies.uniform(REFERENCE_BITS))
+        self.reference.metric(metric)  # a bad metric fails here, not at every evaluation
+        self.evaluations = 0
+        _log.info("quantization problem: %d layers, limit %d of %d float32 bytes, 8-bit %s %.4f",
+                  len(self.policies.layers), self.policies.size_limit, self.policies.float32_bytes,
+                  metric, self.reference.metric(metric))
+
+    @property
+    def layers(self) -> list[str]:
+        """Module names of the quantized layers, in order."""
+        return [layer.name for layer in self.policies.layers]
+
+    def clear_cache(self) -> None:
+        """Drop the cached quantized layer weights (frees memory; results do not change)."""
+        self._work.clear_cache()
+
+    def _accuracy(self, policy: dict[str, int]) -> Accuracy:
+        self._work.load(policy)
+        return evaluate_accuracy(self._work.model, self.val_loader, self.device)
+
+    def evaluate(self, config: Config) -> Measurement:
+        try:
+            index = self.space.to_index([config])
+        except (ConfigError, ValueError) as exc:
+            return Measurement.failure(Status.INVALID, str(exc))
+        size = int(self.policies.sizes(index)[0])
+        if not self.space.valid_mask(index)[0]:
+            return Measurement.failure(Status.INVALID, f"size {size} bytes exceeds the limit of "
+                                       f"{self.policies.size_limit} bytes", size_bytes=size)
+        self.evaluations += 1
+        policy = self.policies.to_policy(config)
+        acc = self._accuracy(policy)
+        loss = self.reference.metric(self.metric) - acc.metric(self.metric)
+        return Measurement.success(loss, top1=acc.top1, top5=acc.top5, size_bytes=size,
+                                   mean_bits=self.policies.mean_bits(config))
+
+    def describe(self) -> dict[str, Any]:
+        q = self.quantizer
+        return {"name": self.name, "model": self.fingerprint, **self.policies.describe(), "metric": self.metric,
+                "finetune_steps": q.finetune_steps, "finetune_lr": q.finetune_lr, "finetune_seed": q.seed}
