@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q $(TORCH)
 	$(BIN)/python -m pip install -q -e ".[opencl,quantization,dev]" --config-settings editable_mode=compat
+	bash scripts/install-opencl.sh
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -82,6 +82,24 @@ def tune(
                           callback=on_trial, label=cfg.label)
         progress.update(task, completed=result.used)
     _summary(problem, result)
+    _baseline_speedup(problem, result)
+
+
+def _baseline_speedup(problem: Any, result: Any) -> None:
+    """Measure the problem's untuned baseline once and print the best's speedup over it."""
+    baseline = problem.baseline()
+    if baseline is None or result.best is None:
+        return
+    evaluator = problem.default_evaluator()
+    try:
+        with console.status("measuring the baseline configuration"):
+            measured = evaluator(problem, baseline).measurement
+    finally:
+        evaluator.close()
+    if measured.ok:
+        console.print(f"baseline {measured.value:.6g}; speedup of the best over it: {measured.value / result.best.value:.2f}x")
+    else:
+        console.print(f"baseline configuration failed ({measured.status.value}): {measured.error}")
 
 
 def _progress() -> Progress:
@@ -104,7 +122,7 @@ def _summary(problem: Any, result: Any) -> None:
     line = f"best value {best.value:.6g}"
     if getattr(problem, "optimum", None):
         line += f"; known optimum {problem.optimum:.6g}; slowdown {best.value / problem.optimum:.4f}"
-    for key in ("speedup_vs_naive", "bandwidth_fraction"):
+    for key in ("bound_fraction", "copy_bandwidth_Bps"):
         if key in best.measurement.metrics:
             line += f"; {key} {_fmt(best.measurement.metrics[key])}"
     console.print(line)
@@ -199,6 +217,23 @@ def space(config: Annotated[Path, typer.Argument(help="YAML tuning file")]) -> N
     else:
         console.print(f"valid: about {count.estimate:.3e} (95% CI {count.low:.3e} .. {count.high:.3e}; "
                       f"{count.fraction:.3%} of raw, estimated from samples)")
+
+
+@app.command()
+@user_errors
+def devices() -> None:
+    """List OpenCL platforms and devices, and whether each can build kernels."""
+    from gpautotune.problems.laplacian.devices import compiler_problem, list_devices
+
+    table = Table(title="OpenCL devices")
+    for col in ("platform", "device", "name", "type", "driver", "CUs", "max work group", "builds kernels"):
+        table.add_column(col)
+    for info in list_devices():
+        problem = compiler_problem(info)
+        table.add_row(f"{info.platform_index}: {info.platform}", str(info.device_index), info.device, info.device_type,
+                      info.driver_version, str(info.compute_units), str(info.max_work_group_size),
+                      "yes" if problem is None else f"no: {problem.splitlines()[0][:60]}")
+    console.print(table)
 
 
 def main() -> None:

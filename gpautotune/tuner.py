@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from gpautotune.exceptions import BudgetError, ConfigError, GPAutotuneError
-from gpautotune.execution import Evaluator, InProcessEvaluator
+from gpautotune.execution import Evaluator
 from gpautotune.problems._base import Measurement, Problem
 from gpautotune.space import Config, Space
 from gpautotune.storage import Journal, RunSpec, trials_frame
@@ -227,7 +227,7 @@ def tune(
         raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
     run = TuningRun(problem, strategy, storage=storage, seed=seed, budget=budget,
                     strategy_options=strategy_options, warm_start=warm_start, label=label)
-    evaluator = evaluator or InProcessEvaluator()
+    evaluator = evaluator or problem.default_evaluator()
     try:
         while run.remaining:
             configs = run.ask(min(batch_size, run.remaining))

@@ -11,9 +11,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpautotune.space import Config, Space
+
+if TYPE_CHECKING:
+    from gpautotune.execution import Evaluator
 
 __all__ = ["Status", "Measurement", "Problem"]
 
@@ -98,3 +101,15 @@ class Problem(ABC):
     def best_known(self) -> Config | None:
         """The configuration of :attr:`optimum`, when known."""
         return None
+
+    def baseline(self) -> Config | None:
+        """The untuned reference configuration (naive kernel, untransformed loops), if any;
+        reports give speedups over it."""
+        return None
+
+    def default_evaluator(self) -> Evaluator:
+        """How the tuner evaluates this problem when no evaluator is given (in process by
+        default; problems that run real kernels isolate them in a worker process)."""
+        from gpautotune.execution import InProcessEvaluator
+
+        return InProcessEvaluator()

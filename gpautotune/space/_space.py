@@ -61,6 +61,7 @@ class Space:
         name: str | None = None,
     ) -> None:
         params = tuple(parameters)
+        self._spec = (params, tuple(constraints), dict(derived or {}), name)
         if not params:
             raise SpaceError("a space needs at least one parameter")
         names = [p.name for p in params]
@@ -80,6 +81,13 @@ class Space:
             self._derived[key] = Derived.build(key, spec, known)
             known.append(key)
         self._constraints = tuple(Constraint.build(c, known) for c in constraints)
+
+    def __getstate__(self) -> tuple:
+        """Pickle the constructor's arguments (compiled predicates are rebuilt)."""
+        return self._spec
+
+    def __setstate__(self, spec: tuple) -> None:
+        self.__init__(spec[0], spec[1], spec[2], spec[3])
 
     # ------------------------------------------------------------------ basics
     @property

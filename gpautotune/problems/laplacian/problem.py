@@ -102,6 +102,9 @@ class LaplacianProblem(Problem):
         assert self._runner is not None
         return self._runner.measure(kernel)
 
+    def baseline(self) -> Config:
+        return dict(NAIVE_CONFIG)
+
     def default_evaluator(self) -> IsolatedEvaluator:
         """A worker-process evaluator with this problem's timeout."""
         return IsolatedEvaluator(timeout_s=self.timeout_s)
