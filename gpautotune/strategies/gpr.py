@@ -177,35 +177,32 @@ class GPRStrategy(Strategy):
         best_f = float(self.gp.transform(y).min())
         feasible = self._feasibility_model()
         model = self.gp.model
-        picked_rows: list[np.ndarray] = []
+        picked: list[int] = []
         picked_info: list[dict[str, Any]] = []
-        rows = scores = sources = None
+        rows = scores = sources = np.empty(0)
         for q in range(n):
             acqf = make_acquisition(self.acquisition, model, best_f, self.kappa)
 
             def scorer(r: np.ndarray, acqf=acqf) -> np.ndarray:
-                s = score_candidates(acqf, self.features(r))
-                return self._weight(s, r, feasible)
+                return self._weight(score_candidates(acqf, self.features(r)), r, feasible)
 
             if q == 0:
-                rows, scores, sources = self.pool.propose(step, self._excluded, scorer)
+                rows, scores, sources = self.pool.propose(step, self.is_seen, scorer)
             else:
                 scores = scorer(rows)
                 scores[picked] = -np.inf
             if not len(rows) or not np.isfinite(scores).any():
                 break
-            picked = int(np.argmax(scores)) if q == 0 else int(np.argmax(scores))
-            picked_rows.append(rows[picked])
-            picked_info.append({"best_acq": float(scores[picked]), "picked_from": str(sources[picked])})
-            if q + 1 < n:
-                x = torch.as_tensor(self.features(rows[picked][None, :]), dtype=torch.float64)
+            best = int(np.argmax(scores))
+            picked.append(best)
+            picked_info.append({"best_acq": float(scores[best]), "picked_from": str(sources[best])})
+            if q + 1 < n:  # kriging believer: condition on the pick at its posterior mean
+                x = torch.as_tensor(self.features(rows[best][None, :]), dtype=torch.float64)
                 with torch.no_grad():
                     mean = model.posterior(x).mean
                 model = model.condition_on_observations(x, mean.reshape(1, 1))
                 best_f = min(best_f, float(mean))
-                scores[picked] = -np.inf
-        all_picked = [int(np.flatnonzero((rows == r).all(axis=1))[0]) for r in picked_rows]
-        self.pool.keep_backlog(rows, scores if scores is not None else np.empty(0), np.array(all_picked, dtype=int))
+        self.pool.keep_backlog(rows, scores, np.array(picked, dtype=int))
         acq_s = time.perf_counter() - t0
         counts = {str(k): int(v) for k, v in zip(*np.unique(sources, return_counts=True), strict=True)} if len(rows) else {}
         common = {
@@ -213,11 +210,8 @@ class GPRStrategy(Strategy):
             "lengthscales": report.lengthscales, "trend": report.trend, "noise": report.noise, "pool": counts,
             "n_train": len(y),
         }
-        index = np.array(picked_rows) if picked_rows else np.empty((0, self.space.dims))
-        return [Proposal(c, {**common, **info}) for c, info in zip(self.space.to_configs(index), picked_info, strict=True)] if len(index) else []
-
-    def _excluded(self, rows: np.ndarray) -> np.ndarray:
-        return self.is_seen(rows)
+        configs = self.space.to_configs(rows[picked]) if picked else []
+        return [Proposal(c, {**common, **info}) for c, info in zip(configs, picked_info, strict=True)]
 
     # ---------------------------------------------------------- feasibility
     def _feasibility_model(self) -> Any:

@@ -66,7 +66,8 @@ class GPSettings:
         log_transform: model log(y) (only applied when every y > 0).
         restarts: extra fits from hyperparameters drawn from their priors.
         trend_prior_scale: standard deviation of the Normal prior on trend coefficients.
-        max_iter: L-BFGS iterations per start.
+        max_iter: L-BFGS iterations per fresh start.
+        max_iter_warm: L-BFGS iterations from the previous step's hyperparameters.
         fresh_every: besides the warm start from the previous fit, also start from the
             defaults and ``restarts`` prior draws on every ``fresh_every``-th fit.
         threads: torch threads while fitting and predicting (small GPs are fastest, and
@@ -80,6 +81,7 @@ class GPSettings:
     restarts: int = 1
     trend_prior_scale: float = 1.0
     max_iter: int = 200
+    max_iter_warm: int = 50
     threads: int = 1
     fresh_every: int = 10
 
@@ -183,7 +185,8 @@ class GPSurrogate:
         mll = ExactMarginalLogLikelihood(model.likelihood, model)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fit_gpytorch_mll_scipy(mll, options={"maxiter": self.settings.max_iter})
+            maxiter = self.settings.max_iter_warm if isinstance(start, dict) else self.settings.max_iter
+            fit_gpytorch_mll_scipy(mll, options={"maxiter": maxiter})
         model.train()
         with torch.no_grad():
             value = float(mll(model(*model.train_inputs), model.train_targets))

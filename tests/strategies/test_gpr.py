@@ -1,0 +1,136 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpautotune.exceptions import ConfigError
+from gpautotune.problems import Measurement, Status
+from gpautotune.problems.synthetic import BoothProblem, ConstrainedBitsProblem, ScreeningProblem
+from gpautotune.storage import import_csv
+from gpautotune.strategies import make_strategy
+from gpautotune.surrogate import GPSurrogate
+from gpautotune.tuner import tune
+
+FAST = {"n_init": 6, "restarts": 0}
+
+
+def test_seeded_runs_are_reproducible():
+    problem = ScreeningProblem(levels=3)
+    a = tune(problem, "gpr", 14, seed=3, strategy_options=FAST)
+    b = tune(problem, "gpr", 14, seed=3, strategy_options=FAST)
+    assert [t.config for t in a.trials] == [t.config for t in b.trials]
+    assert a.trials[-1].info["source"] == "model"
+
+
+def test_gpr_beats_its_initial_design_on_booth():
+    problem = BoothProblem()
+    result = tune(problem, "gpr", 25, seed=1, strategy_options=FAST)
+    initial_best = min(t.value for t in result.trials[:6])
+    assert result.best_value < initial_best
+    assert result.best_value <= 2.0  # the optimum is 0 among 441 points
+
+
+def test_trend_formula_errors_name_the_parameter():
+    with pytest.raises(ConfigError, match="'lws'"):
+        make_strategy("gpr", BoothProblem().space, trend="x1 + 1/lws")
+
+
+def test_unknown_options_are_refused():
+    with pytest.raises(ConfigError, match="allowed"):
+        make_strategy("gpr", BoothProblem().space, kapa=1.0)
+    with pytest.raises(ConfigError, match="acquisition"):
+        make_strategy("gpr", BoothProblem().space, acquisition="ucb")
+
+
+def test_forced_cholesky_failure_does_not_stop_a_run(monkeypatch):
+    from gpytorch.utils.errors import NotPSDError
+
+    calls = {"n": 0}
+    original = GPSurrogate._fit_from
+
+    def flaky(self, X, Y, start):
+        calls["n"] += 1
+        if calls["n"] % 2 == 0:
+            raise NotPSDError("forced")
+        return original(self, X, Y, start)
+
+    monkeypatch.setattr(GPSurrogate, "_fit_from", flaky)
+    result = tune(BoothProblem(), "gpr", 14, seed=2, strategy_options=FAST)
+    assert result.used == 14
+    assert any(t.info.get("fit_fallback") or t.info.get("source") == "model" for t in result.trials[6:])
+
+
+def test_total_fit_failure_falls_back_to_space_filling(monkeypatch):
+    from gpytorch.utils.errors import NotPSDError
+
+    def broken(self, X, Y, start):
+        raise NotPSDError("forced")
+
+    monkeypatch.setattr(GPSurrogate, "_fit_from", broken)
+    result = tune(BoothProblem(), "gpr", 10, seed=2, strategy_options=FAST)
+    assert result.used == 10
+    assert result.trials[-1].info["source"] == "fallback"
+
+
+class FailingBooth(BoothProblem):
+    def evaluate(self, config):
+        if config["x1"] % 3 == 0:
+            return Measurement.failure(Status.RUN_ERROR, "crash")
+        return super().evaluate(config)
+
+
+@pytest.mark.parametrize("feasibility", [False, True])
+def test_failed_configurations_are_never_reproposed(feasibility):
+    result = tune(FailingBooth(), "gpr", 30, seed=5, strategy_options={**FAST, "feasibility": feasibility})
+    keys = [tuple(t.config.values()) for t in result.trials]
+    assert len(set(keys)) == len(keys) == 30
+    assert any(not t.ok for t in result.trials)
+
+
+def test_warm_start_from_csv_uses_the_rows(tmp_path):
+    problem = BoothProblem()
+    rows = problem.space.sample(12, seed=9)
+    frame = pd.DataFrame(rows)
+    frame["value"] = [problem.evaluate(c).value for c in rows]
+    path = tmp_path / "warm.csv"
+    frame.to_csv(path, index=False)
+    warm = import_csv(path, problem.space)
+    result = tune(problem, "gpr", 3, seed=1, warm_start=warm, strategy_options={"n_init": 10, "restarts": 0})
+    assert result.used == 3
+    # 12 warm rows >= n_init: no initial design, the model is fitted on the warm rows at once
+    assert all(t.info["source"] == "model" for t in result.trials if t.counts_in_budget)
+    assert result.trials[-1].info["n_train"] >= 12
+    warm_keys = {tuple(c.values()) for c in rows}
+    assert not warm_keys & {tuple(t.config.values()) for t in result.trials if t.counts_in_budget}
+
+
+def test_batches_are_distinct_unmeasured_and_valid(laplacian):
+    strategy = make_strategy("gpr", laplacian.space, seed=0, **FAST)
+    from gpautotune.tuner import TuningRun
+
+    run = TuningRun(laplacian, strategy, budget=30)
+    for config in run.ask(6):
+        run.tell(config, laplacian.evaluate(config))
+    batch = run.ask(6)
+    assert len(batch) == 6
+    keys = {tuple(c.values()) for c in batch}
+    assert len(keys) == 6
+    assert not keys & {tuple(t.config.values()) for t in run.trials}
+    for config in batch:
+        laplacian.space.validate(config)
+
+
+def test_non_enumerable_pool_mixes_sample_neighbours_and_backlog():
+    problem = ConstrainedBitsProblem(layers=20, limit_bits=4.0)
+    options = {"n_init": 8, "restarts": 0, "sample_size": 200, "perturbations": 16}
+    result = tune(problem, "gpr", 12, seed=0, strategy_options=options)
+    pools = [t.info["pool"] for t in result.trials if t.info.get("source") == "model"]
+    assert pools and all(p.get("sample", 0) > 0 and p.get("neighbors", 0) > 0 for p in pools)
+    assert any(p.get("backlog", 0) > 0 for p in pools[1:])
+    for t in result.trials:
+        assert problem.space.valid_mask(problem.space.to_index([t.config]))[0]
+
+
+@pytest.mark.parametrize("acquisition", ["ei", "pi", "lcb"])
+def test_other_acquisitions_run(acquisition):
+    result = tune(ScreeningProblem(levels=3), "gpr", 10, seed=1, strategy_options={**FAST, "acquisition": acquisition})
+    assert result.used == 10 and np.isfinite(result.trials[-1].info["best_acq"])
