@@ -30,13 +30,15 @@ __all__ = ["Estimates", "summarise", "summarise_pairs"]
 @dataclass(frozen=True)
 class Estimates:
     """Raw replicates: ``s1``/``st`` are ``(P, B + 1, d)``; ``s2`` is ``(P, B + 1, d, d)``;
-    ``base`` is the number of base rows (box) or valid points (valid set) resampled."""
+    ``base`` is the number of base rows (box) or valid points (valid set) resampled;
+    ``population`` says the valid points were the whole valid set (no bootstrap)."""
 
     s1: np.ndarray
     st: np.ndarray
     s2: np.ndarray | None
     evaluations: int
     base: int
+    population: bool = False
 
 
 def _describe(values: np.ndarray, confidence: float) -> dict[str, np.ndarray]:

@@ -8,8 +8,9 @@ sensitivity indices for models with dependent variables", CPC 183:937-946):
     S1_i = Var(E[f | X_i]) / Var(f),      ST_i = E[Var(f | X_~i)] / Var(f),
 
 all moments under the uniform distribution on the valid set, and estimate them from
-``n`` valid points ``x_k`` drawn uniformly (rejection from the unit box, or every valid
-configuration when there are at most ``n``):
+``n`` valid points ``x_k`` drawn uniformly (rejection from the unit box), or from every
+valid configuration when there are at most ``n`` (then the whole population is used,
+there is no Monte-Carlo error and no bootstrap):
 
 * **S1** by the given-data (ANOVA) estimator: group the sample by the level of ``X_i``
   (a real factor by ``real_levels`` equal cells, which loses the variation of
@@ -45,12 +46,13 @@ ENUMERATE_RAW_LIMIT = 5_000_000
 MAX_RAW = 1 << 26
 
 
-def valid_sample(space: Space, n: int, *, seed: int) -> np.ndarray:
-    """``n`` i.i.d. uniform valid configurations, or all of them when there are at most ``n``."""
+def valid_sample(space: Space, n: int, *, seed: int) -> tuple[np.ndarray, bool]:
+    """``n`` i.i.d. uniform valid configurations, or all of them when there are at most
+    ``n`` (then the second item, "whole population", is True)."""
     if space.is_discrete and space.size <= ENUMERATE_RAW_LIMIT:
         every = space.enumerate_index()
         if len(every) <= n:
-            return every
+            return every, True
     rng, parts, found, drawn = np.random.default_rng(seed), [], 0, 0
     batch = max(4 * n, 4096)
     while found < n:
@@ -62,7 +64,7 @@ def valid_sample(space: Space, n: int, *, seed: int) -> np.ndarray:
         parts.append(index)
         found, drawn = found + len(index), drawn + batch
         batch = min(batch * 2, 1 << 20)
-    return np.concatenate(parts)[:n]
+    return np.concatenate(parts)[:n], False
 
 
 
@@ -74,8 +76,9 @@ def _groups(space: Space, index: np.ndarray, j: int, real_levels: int) -> tuple[
     return np.minimum((index[:, j] * real_levels).astype(np.int64), real_levels - 1), real_levels
 
 
-def _first_order(f: np.ndarray, groups: np.ndarray, n_groups: int, W: np.ndarray) -> np.ndarray:
-    """Bias-corrected correlation ratio of ``f`` by ``groups`` for each weight row of ``W``."""
+def _first_order(f: np.ndarray, groups: np.ndarray, n_groups: int, W: np.ndarray, correct: bool) -> np.ndarray:
+    """Correlation ratio of ``f`` by ``groups`` for each weight row of ``W``, corrected for
+    the small-sample bias of a random sample when ``correct``."""
     n = len(f)
     G = np.zeros((n, n_groups))
     G[np.arange(n), groups] = 1.0
@@ -86,7 +89,12 @@ def _first_order(f: np.ndarray, groups: np.ndarray, n_groups: int, W: np.ndarray
     between = (count * (group_mean - mean[:, None]) ** 2).sum(axis=1) / n
     within = (squares - total * group_mean).sum(axis=1)
     groups_used = (count > 0).sum(axis=1)
-    between -= (groups_used - 1) * within / np.maximum(n - groups_used, 1) / n
+    if correct:
+        # Bootstrap replicates are samples of the empirical distribution, whose own
+        # correlation ratio is the uncorrected one: centre them on the corrected estimate.
+        bias = (groups_used - 1) * within / np.maximum(n - groups_used, 1) / n
+        between -= bias
+        between[1:] -= bias[0]
     return np.divide(between, var, out=np.zeros_like(var), where=var > 0)
 
 
@@ -117,10 +125,12 @@ def _inner_variances(sampler: PathSampler, space: Space, index: np.ndarray, j: i
 def valid_estimates(sampler: PathSampler, space: Space, n: int, *, bootstrap: int, seed: int,
                     real_levels: int = 32) -> Estimates:
     """S1 and ST over the valid set, for every path, whole sample and bootstrap resamples."""
-    index = valid_sample(space, n, seed=seed)
+    index, population = valid_sample(space, n, seed=seed)
     n = len(index)
     rng = np.random.default_rng(seed)
-    W = np.vstack([np.ones(n), rng.multinomial(n, np.full(n, 1.0 / n), size=bootstrap)]) if bootstrap else np.ones((1, n))
+    W = np.ones((1, n))  # the whole sample; then bootstrap resamples (none for a whole population)
+    if bootstrap and not population:
+        W = np.vstack([W, rng.multinomial(n, np.full(n, 1.0 / n), size=bootstrap)])
     f = sampler(index)
     P, d = f.shape[0], space.dims
     s1, st = np.empty((P, len(W), d)), np.empty((P, len(W), d))
@@ -133,5 +143,5 @@ def valid_estimates(sampler: PathSampler, space: Space, n: int, *, bootstrap: in
         evaluations += count * P
         st[:, :, j] = np.divide((W @ inner.T) / n, var, out=np.zeros_like(var), where=var > 0).T
         for p in range(P):
-            s1[p, :, j] = _first_order(f[p], groups, n_groups, W)
-    return Estimates(s1, st, None, evaluations=evaluations, base=n)
+            s1[p, :, j] = _first_order(f[p], groups, n_groups, W, correct=not population)
+    return Estimates(s1, st, None, evaluations=evaluations, base=n, population=population)

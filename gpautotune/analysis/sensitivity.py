@@ -130,9 +130,10 @@ def sobol_indices(
                " points per function), SALib's Saltelli-2010 S1 and Jansen ST estimators")
     else:
         est = valid_estimates(sampler, space, n, bootstrap=bootstrap, seed=seed, real_levels=real_levels)
-        how = (f"valid set (dependent inputs, Kucherenko 2012): {est.base} uniform valid points, "
-               "grouped-variance S1, exact conditional-variance ST")
-    how += f"; {sampler.n_paths} {sampler.label} x {bootstrap} bootstrap resamples, {confidence:.0%} percentile intervals"
+        points = f"all {est.base} valid configurations" if est.population else f"{est.base} uniform valid points"
+        how = f"valid set (dependent inputs, Kucherenko 2012): {points}, grouped-variance S1, conditional-variance ST"
+    resamples = est.s1.shape[1] - 1
+    how += f"; {sampler.n_paths} {sampler.label} x {resamples} bootstrap resamples, {confidence:.0%} percentile intervals"
     return SobolResult(summarise(space.names, est, confidence), summarise_pairs(space.names, est, confidence),
                        domain, how, est.evaluations, confidence)
 

@@ -64,6 +64,9 @@ class GPRStrategy(Strategy):
         perturbations: Sobol perturbations per best point.
         backlog: unpicked high-score candidates carried to the next step.
         feasibility: multiply EI by a classifier's probability that a configuration runs.
+        screen: "screen, then tune": after the initial design, fix the parameters whose
+            total Sobol index has an upper bound below this threshold to their level in
+            the best initial configuration (see :mod:`gpautotune.analysis.screening`).
     """
 
     def __init__(
@@ -87,6 +90,7 @@ class GPRStrategy(Strategy):
         perturbations: int = 64,
         backlog: int = 200,
         feasibility: bool = False,
+        screen: float | None = None,
     ) -> None:
         super().__init__(space, seed=seed)
         if acquisition not in ("logei", "ei", "pi", "lcb"):
@@ -109,6 +113,9 @@ class GPRStrategy(Strategy):
         h = self.basis(space.columns(reference))
         self._h_mean = h.mean(axis=0) if len(h) else np.zeros(self.basis.size)
         self._h_scale = np.where(h.std(axis=0) > 0, h.std(axis=0), 1.0) if len(h) else np.ones(self.basis.size)
+        from gpautotune.analysis.screening import Screening  # "screen, then tune" (issue 7)
+
+        self.screen, self.screening = screen, None if screen is None else Screening(screen)
 
     def settings(self) -> dict[str, Any]:
         return {
@@ -117,6 +124,7 @@ class GPRStrategy(Strategy):
             **{k: getattr(self.gp_settings, k) for k in ("kernel", "noise", "log_transform", "restarts")},
             **{k: getattr(self.pool_settings, k) for k in ("exhaustive_limit", "sample_size", "n_best", "radius",
                                                            "perturbations", "backlog")},
+            **({"screen": self.screen} if self.screen is not None else {}),
         }
 
     # ------------------------------------------------------------ features
@@ -138,7 +146,7 @@ class GPRStrategy(Strategy):
         if len(ok) < 2:
             return self._space_filling(n, reason="fewer than 2 successful measurements")
         try:
-            return self._model_step(n, ok)
+            return self._model_step(n, ok) if self.screening is None else self.screening.step(self, n, ok)
         except SurrogateError as exc:
             _log.warning("GPR falls back to space filling: %s", exc)
             return self._space_filling(n, reason=str(exc))
