@@ -145,6 +145,8 @@ def surrogate_indices(
     *,
     paths: int = 32,
     rff_features: int = 256,
+    bayesian_trend: bool = True,
+    hyperparameters: Literal["laplace", "fitted"] = "laplace",
     mean_function: bool = True,
     domain: Domain = "box",
     n: int = 1024,
@@ -162,12 +164,17 @@ def surrogate_indices(
         space: the search space.
         paths: posterior sample functions (the surrogate's uncertainty).
         rff_features: random Fourier features per path.
+        bayesian_trend: draw the trend coefficients from their posterior in every path
+            (see :class:`PosteriorPaths`); False keeps them at their fitted values.
+        hyperparameters: ``laplace`` draws every path's kernel hyperparameters from a
+            Laplace approximation of their posterior; ``fitted`` keeps the fitted ones.
         mean_function: also report the indices of the posterior mean (``*_mean_fn``).
         domain, n, bootstrap, confidence, second_order, seed, real_levels: as in
             :func:`sobol_indices`.
     """
     common = dict(domain=domain, n=n, confidence=confidence, seed=seed, real_levels=real_levels)
-    sampler = PosteriorPaths(gp, features, paths, seed=seed, rff_features=rff_features)
+    sampler = PosteriorPaths(gp, features, paths, seed=seed, rff_features=rff_features,
+                             bayesian_trend=bayesian_trend, hyperparameters=hyperparameters)
     result = sobol_indices(sampler, space, bootstrap=bootstrap, second_order=second_order, **common)
     if not mean_function:
         return result

@@ -92,13 +92,18 @@ def ishigami_gp():
 def test_posterior_paths_are_consistent_functions_with_the_posterior_moments(ishigami_gp):
     space, gp = ishigami_gp
     X = np.random.default_rng(5).random((300, 3))
-    paths = PosteriorPaths(gp, space.encode, 256, seed=3)
+    paths = PosteriorPaths(gp, space.encode, 128, seed=3, hyperparameters="fitted")
     values = paths(X)
     np.testing.assert_allclose(values[:, :10], paths(X[:10]), atol=1e-9)  # same functions on another call
-    np.testing.assert_allclose(values, PosteriorPaths(gp, space.encode, 256, seed=3)(X), atol=1e-9)  # seeded
+    again = PosteriorPaths(gp, space.encode, 128, seed=3, hyperparameters="fitted")(X)
+    np.testing.assert_allclose(values, again, atol=1e-9)  # seeded
     mean, sd = gp.predict(space.encode(X))
-    assert np.abs(values.mean(axis=0) - mean).max() < 4 * sd.max() / np.sqrt(256) + 1e-3
+    assert np.abs(values.mean(axis=0) - mean).max() < 4 * sd.max() / np.sqrt(128) + 1e-3
     assert 0.5 < (values.var(axis=0) / sd**2).mean() < 2.0
+    laplace = PosteriorPaths(gp, space.encode, 32, seed=3)  # hyperparameters drawn per path
+    assert laplace.hyper.lengthscale.std(dim=0).min() > 0
+    assert (laplace.hyper.lengthscale.median(dim=0).values / gp.model.covar_module.base_kernel.lengthscale
+            ).sub(1).abs().max() < 0.5
 
 
 @pytest.mark.slow
