@@ -53,6 +53,8 @@ class GPRStrategy(Strategy):
         init_method: ``sobol`` (constrained, FILTER_SOBOL), ``random`` or ``lhs``.
         trend: ``constant``, ``linear``, ``quadratic`` or a formula over parameter names.
         kernel: ``matern52``, ``matern32`` or ``rbf``.
+        lengthscale_prior: ``gamma`` (local) or ``dim_scaled`` (smooth); see
+            :class:`~gpautotune.surrogate.GPSettings`.
         acquisition: ``logei``, ``ei``, ``pi`` or ``lcb``.
         kappa: the LCB's ``mean - kappa * sd`` weight.
         noise: ``"learned"`` or a fixed nugget variance (standardised units).
@@ -80,6 +82,7 @@ class GPRStrategy(Strategy):
         init_method: Literal["sobol", "random", "lhs"] = "sobol",
         trend: str = "linear",
         kernel: Kernel = "matern52",
+        lengthscale_prior: Literal["gamma", "dim_scaled"] = "gamma",
         acquisition: Acquisition = "logei",
         kappa: float = 0.3,
         noise: Literal["learned"] | float = "learned",
@@ -110,7 +113,8 @@ class GPRStrategy(Strategy):
         if unknown:
             raise ConfigError(f"extra_inputs {unknown} are not derived quantities of the space; "
                               f"derived: {sorted(space.describe()['derived'])}")
-        self.gp_settings = GPSettings(kernel=kernel, noise=noise, log_transform=log_transform, restarts=restarts)
+        self.gp_settings = GPSettings(kernel=kernel, lengthscale_prior=lengthscale_prior, noise=noise,
+                                      log_transform=log_transform, restarts=restarts)
         self.pool_settings = PoolSettings(exhaustive_limit=exhaustive_limit, sample_size=sample_size, n_best=n_best,
                                           radius=radius, perturbations=perturbations, backlog=backlog)
         self.gp = GPSurrogate(self.gp_settings, space.dims + len(self.extra_inputs), self.basis.size)
@@ -130,7 +134,8 @@ class GPRStrategy(Strategy):
             "n_init": self.n_init, "init_method": self.init_method, "trend": self.trend,
             "acquisition": self.acquisition, "kappa": self.kappa, "feasibility": self.feasibility,
             "extra_inputs": list(self.extra_inputs),
-            **{k: getattr(self.gp_settings, k) for k in ("kernel", "noise", "log_transform", "restarts")},
+            **{k: getattr(self.gp_settings, k) for k in ("kernel", "lengthscale_prior", "noise", "log_transform",
+                                                         "restarts")},
             **{k: getattr(self.pool_settings, k) for k in ("exhaustive_limit", "sample_size", "n_best", "radius",
                                                            "perturbations", "backlog")},
         }
