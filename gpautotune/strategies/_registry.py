@@ -16,6 +16,7 @@ __all__ = ["register", "strategy_class", "make_strategy", "available_strategies"
 _BUILTIN: dict[str, str] = {
     "random": "gpautotune.strategies.random_sample:RandomSampling",
     "sobol": "gpautotune.strategies.sobol:SobolSampling",
+    "lhs": "gpautotune.strategies.lhs:LatinHypercube", "greedy": "gpautotune.strategies.greedy:GreedySearch", "greedy-restart": "gpautotune.strategies.greedy_restart:GreedyRestart", "genetic": "gpautotune.strategies.genetic:GeneticAlgorithm", "annealing": "gpautotune.strategies.annealing:SimulatedAnnealing", "lm": "gpautotune.strategies.lm:LinearModelSearch", "qr": "gpautotune.strategies.qr:QuantileRegressionSearch", "dlmt": "gpautotune.strategies.dlmt:DLMT", "two-stage": "gpautotune.strategies.two_stage:TwoStage",
 }
 _REGISTERED: dict[str, type[Strategy]] = {}
 
