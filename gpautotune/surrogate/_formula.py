@@ -9,6 +9,8 @@ Each term is a product of one or more *factors*, and a factor is one of
 * ``log2(x)`` — its base-2 logarithm (all levels positive),
 * ``x^k`` — an integer power ``k >= 2`` (``x**k`` works too).
 
+``a/b`` is read as ``a*1/b``.
+
 Three shortcuts stand for whole sets of terms and can be mixed with explicit terms:
 ``constant`` (no term: a model with only the intercept), ``linear`` (``x`` for every
 parameter) and ``quadratic`` (``linear`` plus ``x^2`` for every numeric parameter with
@@ -145,10 +147,15 @@ def _factors(node: ast.expr, formula: str, space: Space) -> list[tuple[str, str]
         return _factors(node.left, formula, space) + _factors(node.right, formula, space)
     if isinstance(node, ast.Name):
         return [(_parameter(node.id, formula, space, "x"), node.id)]
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and _is_number(node.left, 1):
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        # Python reads a*1/b as (a*1)/b: the factors of the left side, then 1/b.
         name = _name_of(node.right, formula)
         _check_levels(space, _parameter(name, formula, space, "1/x"), "1/x", lambda v: v != 0, "non-zero levels")
-        return [(name, f"1/{name}")]
+        left = node.left
+        if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mult) and _is_number(left.right, 1):
+            left = left.left
+        head = [] if _is_number(left, 1) else _factors(left, formula, space)
+        return head + [(name, f"1/{name}")]
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "log2" and len(node.args) == 1:
         name = _name_of(node.args[0], formula)
         _check_levels(space, _parameter(name, formula, space, "log2(x)"), "log2(x)", lambda v: v > 0, "positive levels")
