@@ -39,6 +39,7 @@ def fedorov(
     n: int,
     rng: np.random.Generator,
     *,
+    prior: np.ndarray | None = None,
     restarts: int = 5,
     max_sweeps: int = 100,
     tol: float = 1e-6,
@@ -50,6 +51,9 @@ def fedorov(
             magnitudes (the optimal design does not change, the arithmetic is safer).
         n: design size; all ``N`` rows are returned when ``n >= N``.
         rng: source of the random starting designs.
+        prior: model matrix of points already measured (``(m, p)``): they count in the
+            information matrix ``M`` but are not candidates, so the design *augments*
+            them with the ``n`` points that add the most information.
         restarts: number of random starts; the best final design is kept.
         max_sweeps: passes over the design points allowed per start.
         tol: an exchange is made only when it multiplies the determinant by more than ``1 + tol``.
@@ -61,23 +65,24 @@ def fedorov(
     N = len(F)
     if n >= N:
         return np.arange(N)
+    P = np.empty((0, F.shape[1])) if prior is None else np.asarray(prior, dtype=float).reshape(-1, F.shape[1])
     best, best_value = None, -np.inf
     for _ in range(max(1, restarts)):
-        design = _exchange(F, rng.choice(N, size=n, replace=False), max_sweeps, tol)
-        value = log_det_information(F[design])
+        design = _exchange(F, P, rng.choice(N, size=n, replace=False), max_sweeps, tol)
+        value = log_det_information(np.vstack([P, F[design]]))
         if value > best_value + 1e-12 or best is None:
             best, best_value = design, value
     return best
 
 
-def _exchange(F: np.ndarray, design: np.ndarray, max_sweeps: int, tol: float) -> np.ndarray:
+def _exchange(F: np.ndarray, P: np.ndarray, design: np.ndarray, max_sweeps: int, tol: float) -> np.ndarray:
     """Modified Fedorov sweeps from a starting design (rank-one updates of ``M^{-1}``)."""
     design = design.copy()
     in_design = np.zeros(len(F), dtype=bool)
     in_design[design] = True
     for _ in range(max_sweeps):
         X = F[design]
-        m_inv = np.linalg.inv(X.T @ X + _RIDGE * np.eye(F.shape[1]))
+        m_inv = np.linalg.inv(X.T @ X + P.T @ P + _RIDGE * np.eye(F.shape[1]))
         B = F @ m_inv  # row j: (M^{-1} x_j)^T
         d_all = np.einsum("ij,ij->i", B, F)
         changed = False

@@ -27,10 +27,12 @@ class DLMT(FactorFixing):
     Box-Cox transform of the response when a Breusch-Pagan test finds the residuals
     heteroscedastic (``transform="auto"``) — and fixes every factor whose joint F-test
     has ``p < significance`` to its level in the configuration predicted best among the
-    slice's valid ones. When no factor is significant, after ``max_steps`` steps, or when
-    the slice has no free factor left, the predicted best configuration is measured and
-    the search stops, usually well within the budget (54.8 points of 125 on the
-    Laplacian in the seeds).
+    slice's valid ones. Each design adds new points to those already measured in the
+    slice (the exchange maximises the information of both). When no factor is
+    significant, up to ``augment`` further designs are added to the same slice; if still
+    none is, after ``max_steps`` steps, or when no free factor is left, the predicted best
+    configuration is measured and the search stops, usually well within the budget (54.8
+    points of 125 on the Laplacian in the seeds).
 
     The design size of a step is ``designs[k]`` when given, else ``design_factor`` times
     the number of model columns (intercept included, collinear terms left out): with
@@ -47,6 +49,9 @@ class DLMT(FactorFixing):
             p-values (the seeds' automated Laplacian runs fixed ``vector_length + lws_y``,
             then ``y_component_number + threads_number``, ``elements_number`` and
             ``load_overlap + temporary_size``); later steps use ``significance``.
+        augment: extra designs tried in a slice where no factor is significant.
+        max_fix: fix at most this many factors per step, the most significant first
+            (None: every significant one).
         restarts: random starts of the Fedorov exchange.
         candidates: size of the candidate set for the design (a uniform subset of the
             slice's valid configurations) and of the prediction sample in slices too
@@ -65,6 +70,8 @@ class DLMT(FactorFixing):
         transform: Transform = "auto",
         max_steps: int | None = None,
         fix: Sequence[str] = (),
+        augment: int = 1,
+        max_fix: int | None = None,
         restarts: int = 5,
         candidates: int = 5_000,
     ) -> None:
@@ -75,12 +82,15 @@ class DLMT(FactorFixing):
             )
         if transform not in get_args(Transform):
             raise ConfigError(f"dlmt: transform must be one of {get_args(Transform)}, got {transform!r}")
-        if any(int(d) < 1 for d in designs) or (max_steps is not None and max_steps < 1):
-            raise ConfigError(f"dlmt: design sizes and max_steps must be >= 1; got {list(designs)}, {max_steps}")
+        if any(int(d) < 1 for d in designs) or (max_steps is not None and max_steps < 1) or augment < 0 or (max_fix is not None and max_fix < 1):
+            raise ConfigError(f"dlmt: design sizes and max_steps must be >= 1, augment >= 0; got {list(designs)}, {max_steps}, {augment}")
         super().__init__(space, seed=seed, formula=formula, candidates=candidates)
         self.significance, self.design_factor = float(significance), float(design_factor)
         self.designs = [int(d) for d in designs]
         self.transform, self.max_steps, self.restarts = transform, max_steps, int(restarts)
+        self.augment = int(augment)
+        self.max_fix = max_fix
+        self._retries = 0
         self.fix_spec = [str(f) for f in fix]
         self.fix_rules = [build_basis(f, space) for f in self.fix_spec]
         self._measuring = False
@@ -88,7 +98,7 @@ class DLMT(FactorFixing):
     def settings(self) -> dict[str, Any]:
         return {"formula": self.formula, "significance": self.significance, "designs": self.designs,
                 "design_factor": self.design_factor, "transform": self.transform,
-                "max_steps": self.max_steps, "fix": self.fix_spec, "restarts": self.restarts, "candidates": self.candidates}
+                "max_steps": self.max_steps, "fix": self.fix_spec, "augment": self.augment, "max_fix": self.max_fix, "restarts": self.restarts, "candidates": self.candidates}
 
     def _step(self) -> np.ndarray | None:
         if self.phase == "final":
@@ -111,32 +121,46 @@ class DLMT(FactorFixing):
             free = set(self.subspace.free_names)
             significant = [n for n in self.fix_rules[self.step].parameters if n in free]
         else:
-            significant = model.significant(self.significance)
+            significant = model.significant(self.significance)[: self.max_fix]
         last = self.max_steps is not None and self.step + 1 >= self.max_steps
         best = self.predicted_best(model)
         if best is None:
             return np.empty((0, self.space.dims))
         if significant:
+            self._retries = 0
             self.fix(significant, best, model, len(self.slice_data()[1]))
         else:
             self.decisions.append(Decision(self.step, len(self.slice_data()[1]), model.basis.term_names,
                                            dict(model.pvalues), {}, model.boxcox_lambda))
+            if self._retries < self.augment and not last and self._unmeasured_left():
+                self._retries += 1
+                return None
         if not significant or last or not self.subspace.free:
             return best[None, :]
         return None
 
+    def _unmeasured_left(self) -> bool:
+        fresh = self.unexplored()
+        return fresh is None or len(fresh) > 0
+
     def _design(self) -> np.ndarray | None:
+        """A D-optimal set of new points of the slice, augmenting the slice's measurements."""
         pool = self.subspace.candidates(self.candidates, self.rng)
+        pool = pool[np.fromiter((k not in self.history for k in self.keys(pool)), dtype=bool, count=len(pool))]
         if len(pool) > self.candidates:
             pool = pool[self.rng.choice(len(pool), self.candidates, replace=False)]
-        if len(pool) == 0:
-            return None
+        self._measuring = True
+        if len(pool) == 0:  # the slice is fully measured: analyse it as it is
+            return pool
         basis = self.free_basis()
         H = basis(self.space.columns(pool))
         kept = estimable_columns(H)
-        Z = (H[:, kept] - H[:, kept].mean(axis=0)) / H[:, kept].std(axis=0) if kept else np.empty((len(pool), 0))
-        F = np.column_stack([np.ones(len(pool)), Z])
+        centre, scale = H[:, kept].mean(axis=0), H[:, kept].std(axis=0)
+        measured, _ = self.slice_data()
+        prior = (basis(self.space.columns(measured))[:, kept] - centre) / scale if len(measured) else None
+        F = np.column_stack([np.ones(len(pool)), (H[:, kept] - centre) / scale])
+        if prior is not None:
+            prior = np.column_stack([np.ones(len(prior)), prior])
         size = self.designs[self.step] if self.step < len(self.designs) else math.ceil(self.design_factor * F.shape[1])
-        rows = pool if len(pool) <= size else pool[np.sort(fedorov(F, size, self.rng, restarts=self.restarts))]
-        self._measuring = True
-        return rows
+        chosen = fedorov(F, size, self.rng, prior=prior, restarts=self.restarts)
+        return pool[np.sort(chosen)]
