@@ -10,6 +10,7 @@ Usage::
     python benchmarks/baselines.py laplacian --reps 200 --workers 2
     python benchmarks/baselines.py bits --reps 5 --workers 2
     python benchmarks/baselines.py report                         # tables + figure from the CSVs
+    python benchmarks/baselines.py dlmt-steps --reps 100          # DLMT's first fixing decisions
 
 Outputs go to ``benchmarks/results/baselines/``.
 """
@@ -34,6 +35,7 @@ import pandas as pd  # noqa: E402
 from gpautotune.problems import ConstrainedBitsProblem, laplacian_replay  # noqa: E402
 from gpautotune.problems._data import find_data  # noqa: E402
 from gpautotune.strategies import Strategy, make_strategy  # noqa: E402
+from gpautotune.strategies.genetic import GeneticAlgorithm  # noqa: E402
 from gpautotune.strategies.greedy import GreedySearch  # noqa: E402
 from gpautotune.tuner import tune  # noqa: E402
 
@@ -74,6 +76,31 @@ class ValueStepGreedy(GreedySearch):
         return rows_arr[self.space.valid_mask(rows_arr)] if len(rows_arr) else rows_arr
 
 
+class DarwinningLikeGA(GeneticAlgorithm):
+    """GA with the operators of BOAST's genetic optimizer (the ``darwinning`` gem, BOAST's
+    fork): roulette selection with weights ``1/(f - g)``, ``g = best - (worst - best)``
+    (close to uniform when the values span orders of magnitude, as run times do), and
+    mutation of one random gene in 10% of the children instead of each gene with
+    probability 0.1. Tests whether selection pressure explains the seeds' weaker GA."""
+
+    name = "genetic-darwinning"
+
+    def _tournament(self, fitness: np.ndarray) -> int:
+        ok = np.isfinite(fitness)
+        if ok.sum() < 2 or np.ptp(fitness[ok]) == 0:
+            return int(self.rng.integers(len(fitness)))
+        best, worst = fitness[ok].min(), fitness[ok].max()
+        weights = np.where(ok, 1.0 / (np.where(ok, fitness, 0.0) - (2 * best - worst)), 0.0)
+        return int(self.rng.choice(len(fitness), p=weights / weights.sum()))
+
+    def _mutate(self, genes: np.ndarray) -> np.ndarray:
+        genes = genes.copy()
+        if self.rng.random() < self.mutation:
+            j = int(self.rng.integers(self.space.dims))
+            genes[j] = self.rng.integers(self.space.parameters[j].n_levels)
+        return genes
+
+
 def _named(name: str, budget: int, **options: Any) -> tuple[Callable[[Any, int], Strategy], int, dict]:
     return (lambda space, seed: make_strategy(name, space, seed=seed, **options)), budget, {"strategy": name, **options}
 
@@ -95,6 +122,7 @@ LAPLACIAN_METHODS: dict[str, tuple[Callable[[Any, int], Strategy], int, dict]] =
     "DLMT-seeds-schedule": _named("dlmt", 125, formula=LAPLACIAN_MODEL, fix=SEED_003_DLMT_SCHEDULE),
     "LM-pvalues": _named("lm", 120, formula=LAPLACIAN_MODEL, fix=(2, 1, 1, 1)),
     "GS-value-step": ((lambda space, seed: ValueStepGreedy(space, seed=seed)), 120, {"strategy": "greedy-value"}),
+    "GA-darwinning": ((lambda space, seed: DarwinningLikeGA(space, seed=seed)), 120, {"strategy": "genetic-darwinning"}),
     "LHS-125": _named("lhs", 125, samples=125),
     "SA": _named("annealing", 120),
     "two-stage": _named("two-stage", 120),
@@ -107,8 +135,8 @@ BITS_METHODS = {
     "GSR": _named("greedy-restart", 245),
     "GA": _named("genetic", 245),
     "SA": _named("annealing", 245),
-    "LM": _named("lm", 245, samples=(50, 40, 40, 40, 40), fix=(10, 10, 10, 10, 10)),
-    "QR": _named("qr", 245, samples=(50, 40, 40, 40, 40), fix=(10, 10, 10, 10, 10)),
+    "LM": _named("lm", 245, samples=(120, 40, 40, 45), fix=(10, 10, 10, 10)),
+    "QR": _named("qr", 245, samples=(120, 40, 40, 45), fix=(10, 10, 10, 10)),
     "DLMT": _named("dlmt", 245, significance=0.01),
     "two-stage": _named("two-stage", 245, samples=120),
 }
@@ -122,10 +150,17 @@ def _problem(kind: str):
     return _PROBLEM[kind]
 
 
-def _final_value(result) -> float | None:
-    """The value the method ends on: best of its final phase (lm/qr/dlmt), else None."""
-    final = [t for t in result.trials if t.info.get("phase") == "final" and t.ok]
-    return min(t.value for t in final) if final else None
+def _final_value(problem, strategy: Strategy, result) -> float | None:
+    """For the factor-fixing methods (lm, qr, dlmt): the best measurement inside the
+    slice they end in — what the seeds report for LM/RQ ("the best of the 4 points
+    left") and DLMT. None for the other methods."""
+    subspace = getattr(strategy, "subspace", None)
+    ok = [t for t in result.trials if t.ok]
+    if subspace is None or not ok:
+        return None
+    inside = subspace.contains(problem.space.to_index([t.config for t in ok]))
+    values = np.array([t.value for t in ok])[inside]
+    return float(values.min()) if len(values) else None
 
 
 def run_one(job: tuple[str, str, int]) -> dict[str, Any]:
@@ -134,8 +169,9 @@ def run_one(job: tuple[str, str, int]) -> dict[str, Any]:
     factory, budget, _ = methods[label]
     problem = _problem(kind)
     start = time.process_time()
-    result = tune(problem, factory(problem.space, rep), budget, seed=rep)
-    final = _final_value(result)
+    strategy = factory(problem.space, rep)
+    result = tune(problem, strategy, budget, seed=rep)
+    final = _final_value(problem, strategy, result)
     return {
         "method": label, "rep": rep, "budget": budget, "used": result.used,
         "best": result.best_value, "slowdown": result.best_value / problem.optimum,
@@ -172,6 +208,27 @@ def seeds_table() -> pd.DataFrame:
                  max=("slowdown", "max"), budget_mean=("point_number", "mean"), budget_max=("point_number", "max"))
 
 
+def comparison(ours: pd.DataFrame, seeds: pd.DataFrame) -> str:
+    """Markdown table: our summary next to the seeds' per-run results (same method names)."""
+    lines = [
+        "| method | reps | mean | min | max | budget mean | budget max | seeds mean | seeds min | seeds max "
+        "| seeds budget mean | seeds budget max | mean - seeds |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for label, row in ours.iterrows():
+        seed_row = seeds.loc[label] if label in seeds.index else None
+        cells = [label, f"{row['reps']:.0f}", f"{row['mean']:.3f}", f"{row['min']:.3f}", f"{row['max']:.3f}",
+                 f"{row['budget_mean']:.1f}", f"{row['budget_max']:.0f}"]
+        if seed_row is not None:
+            cells += [f"{seed_row['mean']:.3f}", f"{seed_row['min']:.3f}", f"{seed_row['max']:.3f}",
+                      f"{seed_row['budget_mean']:.1f}", f"{seed_row['budget_max']:.0f}",
+                      f"{row['mean'] - seed_row['mean']:+.3f}"]
+        else:
+            cells += ["—"] * 6
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def figure(ours: pd.DataFrame, path: Path) -> None:
     import matplotlib
 
@@ -196,15 +253,39 @@ def figure(ours: pd.DataFrame, path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
+def dlmt_steps(reps: int) -> pd.DataFrame:
+    """What the default DLMT decided at its first fixing step, per repetition."""
+    problem = _problem("laplacian")
+    rows = []
+    for rep in range(reps):
+        strategy = LAPLACIAN_METHODS["DLMT"][0](problem.space, rep)
+        result = tune(problem, strategy, 125, seed=rep)
+        first = next((d.fixed for d in strategy.decisions if d.fixed), {})
+        rows.append({"rep": rep, "slowdown": result.best_value / problem.optimum, "used": result.used,
+                     "nothing_significant_first": not strategy.decisions[0].fixed,
+                     "first_fixed": len(first), "elements_number_first": "elements_number" in first})
+    frame = pd.DataFrame(rows)
+    print(f"runs {len(frame)}; nothing significant at the first analysis: "
+          f"{frame.nothing_significant_first.mean():.2f}")
+    by_en = frame.groupby("elements_number_first").agg(runs=("rep", "size"), mean=("slowdown", "mean"))
+    print("elements_number fixed at the first fixing step:\n" + by_en.round(3).to_string())
+    by_k = frame.groupby("first_fixed").agg(runs=("rep", "size"), mean=("slowdown", "mean"), used=("used", "mean"))
+    print("factors fixed at the first fixing step:\n" + by_k.round(3).to_string())
+    return frame
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["time", "laplacian", "bits", "report"])
+    parser.add_argument("what", choices=["time", "laplacian", "bits", "report", "dlmt-steps"])
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--first", type=int, default=0, help="first repetition (seed)")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--methods", nargs="*", default=None)
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
+    if args.what == "dlmt-steps":
+        dlmt_steps(args.reps).to_csv(OUT / "dlmt_first_step.csv", index=False, float_format="%.6g")
+        return
     if args.what == "time":
         labels = args.methods or list(LAPLACIAN_METHODS)
         runs = run("laplacian", labels, args.reps, 1)
@@ -224,14 +305,19 @@ def main() -> None:
         print(f"{len(runs)} runs in {target} ({time.time() - start:.0f} s wall)")
         print(summarise(runs).round(3).to_string())
         return
+    seeds = seeds_table().round(4)
+    seeds.to_csv(OUT / "seeds_summary.csv")
     for kind in ("laplacian", "bits"):
         path = OUT / f"{kind}_runs.csv"
         if path.exists():
-            table = summarise(pd.read_csv(path)).round(3)
+            order = list(LAPLACIAN_METHODS if kind == "laplacian" else BITS_METHODS)
+            table = summarise(pd.read_csv(path)).round(4)
+            table = table.loc[[m for m in order if m in table.index]]
             table.to_csv(OUT / f"{kind}_summary.csv")
             print(kind, "\n", table.to_string())
-    seeds = seeds_table().round(3)
-    seeds.to_csv(OUT / "seeds_summary.csv")
+            if kind == "laplacian":
+                (OUT / "laplacian_table.md").write_text(comparison(table, seeds) + "\n")
+                print(comparison(table, seeds))
     print("seeds\n", seeds.to_string())
     if (OUT / "laplacian_runs.csv").exists():
         figure(pd.read_csv(OUT / "laplacian_runs.csv"), OUT / "laplacian_slowdowns.png")

@@ -22,12 +22,11 @@ from typing import Literal
 
 import numpy as np
 import scipy.linalg
-import scipy.optimize
-import scipy.stats
-import statsmodels.api as sm
-from statsmodels.stats.diagnostic import het_breuschpagan
 
 from gpautotune.surrogate._formula import Basis
+
+# statsmodels and scipy.stats/optimize are imported where used: importing
+# gpautotune.surrogate (and the CLI) stays fast.
 
 __all__ = ["LinearFit", "Transform", "boxcox_lambda", "estimable_columns", "fit_linear"]
 
@@ -101,6 +100,9 @@ def fit_linear(
             (Box-Cox when a Breusch-Pagan test rejects homoscedasticity at
             ``heteroscedasticity_alpha``).
     """
+    import scipy.stats
+    import statsmodels.api as sm
+
     y = np.asarray(y, dtype=float)
     H = np.asarray(H, dtype=float).reshape(len(y), len(basis))
     kept = estimable_columns(H, len(y) - 1)
@@ -118,7 +120,7 @@ def fit_linear(
         else:
             result = sm.QuantReg(target, X).fit(q=quantile, max_iter=5000)
             pvalues, tested = _factor_pvalues(basis, kept, result, df_resid), "wald"
-            if not any(np.isfinite(list(pvalues.values()))):
+            if not np.isfinite(list(pvalues.values())).any():
                 # The sparsity estimate behind QuantReg's standard errors fails for
                 # extreme quantiles on small samples; rank factors by the OLS F-test.
                 pvalues, tested = _factor_pvalues(basis, kept, sm.OLS(target, X).fit(), df_resid), "ols-f-test"
@@ -146,6 +148,9 @@ def estimable_columns(H: np.ndarray, max_columns: int | None = None) -> list[int
 
 
 def _choose_lambda(X: np.ndarray, y: np.ndarray, transform: Transform, alpha: float) -> float | None:
+    import statsmodels.api as sm
+    from statsmodels.stats.diagnostic import het_breuschpagan
+
     if transform == "none" or np.any(y <= 0) or len(y) <= X.shape[1]:
         return None
     if transform == "auto" and X.shape[1] > 1:
@@ -160,6 +165,8 @@ def _choose_lambda(X: np.ndarray, y: np.ndarray, transform: Transform, alpha: fl
 
 def boxcox_lambda(X: np.ndarray, y: np.ndarray, bounds: tuple[float, float] = (-3.0, 3.0)) -> float:
     """Profile-likelihood Box-Cox exponent of the linear model ``y ~ X`` (``y > 0``)."""
+    import scipy.optimize
+
     log_y = np.log(y)
     log_gm = log_y.mean()
     q, _ = np.linalg.qr(X)
