@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from gpautotune.exceptions import ConfigError
+from gpautotune.space import Space
 from gpautotune.strategies._stepwise import StepwiseStrategy
 from gpautotune.strategies._subspace import Subspace
 from gpautotune.surrogate import Basis, LinearFit, Transform, build_basis, fit_linear
@@ -57,7 +58,7 @@ class FactorFixing(StepwiseStrategy):
             designs) when the slice is too large to enumerate.
     """
 
-    def __init__(self, space, *, seed: int | None = None, formula: str = "linear", candidates: int = 10_000) -> None:
+    def __init__(self, space: Space, *, seed: int | None = None, formula: str = "linear", candidates: int = 10_000) -> None:
         if candidates < 1:
             raise ConfigError(f"{type(self).__name__}: candidates must be >= 1, got {candidates}")
         super().__init__(space, seed=seed)

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from gpautotune.space import Space
 from gpautotune.strategies._base import Proposal, Strategy
 from gpautotune.trial import Origin, Trial
 
@@ -37,7 +38,7 @@ _MAX_IDLE_STEPS = 100_000
 class StepwiseStrategy(Strategy):
     """Base class of step-by-step strategies (see the module docstring)."""
 
-    def __init__(self, space, *, seed: int | None = None) -> None:
+    def __init__(self, space: Space, *, seed: int | None = None) -> None:
         super().__init__(space, seed=seed)
         self._values: dict[Any, float | None] = {}
         self._history: dict[Any, np.ndarray] = {}

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from gpautotune.exceptions import ConfigError
+from gpautotune.space import Space
 from gpautotune.strategies._registry import register
 from gpautotune.strategies._stepwise import StepwiseStrategy
 from gpautotune.strategies._subspace import Subspace
@@ -33,7 +34,7 @@ class SimulatedAnnealing(StepwiseStrategy):
     """
 
     def __init__(
-        self, space, *, seed: int | None = None, temperature: float = 1.0, cooling: float = 0.95, radius: int = 1
+        self, space: Space, *, seed: int | None = None, temperature: float = 1.0, cooling: float = 0.95, radius: int = 1
     ) -> None:
         if temperature <= 0 or not 0 < cooling <= 1 or radius < 1:
             raise ConfigError(

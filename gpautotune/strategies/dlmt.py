@@ -9,6 +9,7 @@ from typing import Any, get_args
 import numpy as np
 
 from gpautotune.exceptions import ConfigError
+from gpautotune.space import Space
 from gpautotune.strategies._doptimal import fedorov
 from gpautotune.strategies._fixing import Decision, FactorFixing
 from gpautotune.strategies._registry import register
@@ -60,7 +61,7 @@ class DLMT(FactorFixing):
 
     def __init__(
         self,
-        space,
+        space: Space,
         *,
         seed: int | None = None,
         formula: str = "linear",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpautotune.exceptions import ConfigError
+from gpautotune.space import Space
 from gpautotune.strategies._registry import register
 from gpautotune.strategies._stepwise import StepwiseStrategy
 from gpautotune.strategies._subspace import Subspace
@@ -39,7 +40,7 @@ class GeneticAlgorithm(StepwiseStrategy):
 
     def __init__(
         self,
-        space,
+        space: Space,
         *,
         seed: int | None = None,
         population: int = 20,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpautotune.exceptions import ConfigError
+from gpautotune.space import Space
 from gpautotune.strategies._registry import register
 from gpautotune.strategies._stepwise import StepwiseStrategy
 from gpautotune.strategies._subspace import Subspace
@@ -29,7 +30,7 @@ class GreedySearch(StepwiseStrategy):
     #: Whether a local optimum triggers a new random start (GSR) instead of stopping.
     restart: bool = False
 
-    def __init__(self, space, *, seed: int | None = None, radius: int = 1) -> None:
+    def __init__(self, space: Space, *, seed: int | None = None, radius: int = 1) -> None:
         if radius < 1:
             raise ConfigError(f"{type(self).__name__}: radius must be >= 1, got {radius}")
         super().__init__(space, seed=seed)

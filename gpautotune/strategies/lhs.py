@@ -8,6 +8,7 @@ import numpy as np
 from scipy.stats import qmc
 
 from gpautotune.exceptions import ConfigError
+from gpautotune.space import Space
 from gpautotune.strategies._registry import register
 from gpautotune.strategies._stepwise import StepwiseStrategy
 
@@ -35,7 +36,7 @@ class LatinHypercube(StepwiseStrategy):
         samples: the expected number of valid, distinct points of the design.
     """
 
-    def __init__(self, space, *, seed: int | None = None, samples: int = 100) -> None:
+    def __init__(self, space: Space, *, seed: int | None = None, samples: int = 100) -> None:
         if samples < 1:
             raise ConfigError(f"lhs: samples must be >= 1, got {samples}")
         super().__init__(space, seed=seed)

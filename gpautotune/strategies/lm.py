@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from gpautotune.exceptions import ConfigError
+from gpautotune.space import Space
 from gpautotune.strategies._fixing import FactorFixing
 from gpautotune.strategies._registry import register
 from gpautotune.surrogate import Basis, build_basis
@@ -52,7 +53,7 @@ class LinearModelSearch(FactorFixing):
 
     def __init__(
         self,
-        space,
+        space: Space,
         *,
         seed: int | None = None,
         formula: str = "linear",

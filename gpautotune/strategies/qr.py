@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gpautotune.exceptions import ConfigError
+from gpautotune.space import Space
 from gpautotune.strategies._registry import register
 from gpautotune.strategies.lm import LinearModelSearch
 
@@ -26,7 +27,7 @@ class QuantileRegressionSearch(LinearModelSearch):
 
     def __init__(
         self,
-        space,
+        space: Space,
         *,
         seed: int | None = None,
         quantile: float = 0.05,

@@ -9,6 +9,7 @@ import numpy as np
 from scipy.stats import norm
 
 from gpautotune.exceptions import ConfigError
+from gpautotune.space import Space
 from gpautotune.strategies._registry import register
 from gpautotune.strategies._stepwise import StepwiseStrategy
 from gpautotune.strategies._subspace import Subspace
@@ -46,7 +47,7 @@ class TwoStage(StepwiseStrategy):
 
     def __init__(
         self,
-        space,
+        space: Space,
         *,
         seed: int | None = None,
         samples: int = 60,
