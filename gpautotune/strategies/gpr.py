@@ -117,14 +117,14 @@ class GPRStrategy(Strategy):
                                       log_transform=log_transform, restarts=restarts)
         self.pool_settings = PoolSettings(exhaustive_limit=exhaustive_limit, sample_size=sample_size, n_best=n_best,
                                           radius=radius, perturbations=perturbations, backlog=backlog)
-        self.gp = GPSurrogate(self.gp_settings, space.dims + len(self.extra_inputs), self.basis.size)
+        self.gp = GPSurrogate(self.gp_settings, space.dims + len(self.extra_inputs), len(self.basis))
         self.pool = CandidatePool(space, self.pool_settings, seed)
         self._design: np.ndarray | None = None
         reference = self.pool._all if self.pool.exhaustive else sample_index(space, 1024, seed=self.seed)
         cols = space.columns(reference)
         h = self.basis(cols)
-        self._h_mean = h.mean(axis=0) if len(h) else np.zeros(self.basis.size)
-        self._h_scale = np.where(h.std(axis=0) > 0, h.std(axis=0), 1.0) if len(h) else np.ones(self.basis.size)
+        self._h_mean = h.mean(axis=0) if len(h) else np.zeros(len(self.basis))
+        self._h_scale = np.where(h.std(axis=0) > 0, h.std(axis=0), 1.0) if len(h) else np.ones(len(self.basis))
         e = np.column_stack([cols[n] for n in self.extra_inputs]) if self.extra_inputs else np.zeros((1, 0))
         self._e_low = e.min(axis=0)
         self._e_span = np.where(np.ptp(e, axis=0) > 0, np.ptp(e, axis=0), 1.0)
@@ -145,12 +145,12 @@ class GPRStrategy(Strategy):
         """GP inputs: encoded parameters, extra inputs scaled to [0, 1], then standardised
         trend features (the kernel sees the first two groups, the trend the last)."""
         parts = [self.space.encode(index)]
-        if self.extra_inputs or self.basis.size:
+        if self.extra_inputs or len(self.basis):
             cols = self.space.columns(index)
             if self.extra_inputs:
                 e = np.column_stack([np.asarray(cols[n], dtype=float) for n in self.extra_inputs])
                 parts.append((e - self._e_low) / self._e_span)
-            if self.basis.size:
+            if len(self.basis):
                 parts.append((self.basis(cols) - self._h_mean) / self._h_scale)
         return np.hstack(parts)
 
