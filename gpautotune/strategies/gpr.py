@@ -82,7 +82,7 @@ class GPRStrategy(Strategy):
         init_method: Literal["sobol", "random", "lhs"] = "sobol",
         trend: str = "linear",
         kernel: Kernel = "matern52",
-        lengthscale_prior: Literal["gamma", "dim_scaled"] = "gamma",
+        lengthscale_prior: Literal["gamma", "dim_scaled"] = "dim_scaled",
         acquisition: Acquisition = "logei",
         kappa: float = 0.3,
         noise: Literal["learned"] | float = "learned",

@@ -79,7 +79,7 @@ class GPSettings:
     """
 
     kernel: Kernel = "matern52"
-    lengthscale_prior: Literal["gamma", "dim_scaled"] = "gamma"
+    lengthscale_prior: Literal["gamma", "dim_scaled"] = "dim_scaled"
     noise: Literal["learned"] | float = "learned"
     noise_floor: float = 1e-6
     log_transform: bool = True

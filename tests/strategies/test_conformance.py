@@ -26,6 +26,7 @@ FAST: dict[str, dict[str, Any]] = {
     "dlmt": {"candidates": 1000, "restarts": 2},
     "lm": {"candidates": 2000},
     "qr": {"candidates": 2000},
+    "gpr": {"n_init": 8, "restarts": 0, "sample_size": 300, "perturbations": 16},
 }
 
 

@@ -67,7 +67,4 @@ def laplacian_space(register_rule: Literal["proxy", "slides", "none"] = "proxy")
             "register_size": REGISTER_PROXY,
         },
         name="laplacian",
-        # The work item's x extent drives the time at least as much as its two factors:
-        # models see it as an input of its own.
-        model_inputs=("x_component_number",),
     )
