@@ -16,7 +16,13 @@ from pathlib import Path
 
 from distributed import as_completed
 
-from gpautotune.comparison import ComparisonConfig, Repetition, expand, load_comparison, resolve_problem
+from gpautotune.comparison import (
+    ComparisonConfig,
+    Repetition,
+    expand,
+    load_comparison,
+    resolve_problem,
+)
 from gpautotune.execution._dask import RepetitionOutcome, dask_client, run_repetition, task_options
 from gpautotune.problems import Problem
 from gpautotune.storage import Journal, record_problem
