@@ -134,6 +134,15 @@ def _pairwise_md(d: pd.DataFrame) -> str:
     return _md_table(header, rows)
 
 
+def _baseline_md(report: ComparisonReport, problem: str, optimum: float | None) -> str:
+    """The random-search expectation at the checkpoints (as slowdowns when defined)."""
+    baseline = report.baselines[problem]
+    scale = 1.0 / optimum if optimum is not None and optimum > 0 else 1.0
+    at = ", ".join(f"{b}: {baseline.values[b - 1] * scale:.4g}" for b in report.checkpoints[problem]
+                   if b <= len(baseline.values))
+    return f"Random-search expectation, {baseline.source}, by budget: {at}."
+
+
 def markdown(report: ComparisonReport, figures: dict[str, list[str]] | None = None) -> str:
     """The report as Markdown (figure file names per problem are linked when given)."""
     parts = [f"# Comparison report: `{report.runs.path}`", ""]
@@ -148,7 +157,7 @@ def markdown(report: ComparisonReport, figures: dict[str, list[str]] | None = No
         if info is not None and info.optimum is not None:
             parts += [f"Known optimum: {info.optimum:.6g}."]
         if problem in report.baselines:
-            parts += [f"Random-search baseline: {report.baselines[problem].source}."]
+            parts += [_baseline_md(report, problem, info.optimum if info is not None else None)]
         parts += ["", f"### {'Slowdown (best / optimum)' if slowdown else 'Best value'} at each checkpoint", "",
                   _summary_md(s, slowdown), ""]
         d = report.pairwise[report.pairwise["problem"] == problem] if not report.pairwise.empty else report.pairwise
