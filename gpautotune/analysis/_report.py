@@ -34,7 +34,7 @@ def _slug(name: str) -> str:
 def _f(x: float) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
-    return f"{x:.4g}" if isinstance(x, float) else str(x)
+    return f"{x + 0.0:.4g}" if isinstance(x, float) else str(x)  # + 0.0: no "-0"
 
 
 def write_report(db_path: str | os.PathLike[str], out_dir: str | os.PathLike[str], *, reference: str | None = None,
@@ -175,9 +175,10 @@ def markdown(report: ComparisonReport, figures: dict[str, list[str]] | None = No
 
 def summary_table(report: ComparisonReport, budget: int | None = None) -> Table:
     """A Rich table for the terminal: each problem and strategy at ``budget`` (default:
-    each problem's last checkpoint), with the verdict against the reference."""
+    each problem's last checkpoint), slowdowns where the optimum is known, with the
+    verdict against the reference."""
     table = Table(title=f"comparison: {report.runs.path}")
-    for col in ("problem", "strategy", "budget", "n", "mean", "95% CI", "median", "min", "max", "used", "best at",
+    for col in ("problem", "strategy", "budget", "n", "mean [95% CI]", "median", "min..max", "used", "best at",
                 "score", "vs reference"):
         table.add_column(col, justify="left" if col in ("problem", "strategy", "vs reference") else "right")
     for problem in report.problems:
@@ -192,7 +193,7 @@ def summary_table(report: ComparisonReport, budget: int | None = None) -> Table:
             versus = "(reference)" if r["strategy"] == report.reference[problem] else \
                 (match["verdict"].iloc[0] if len(match) else "-")
             table.add_row(problem + (" (slowdown)" if slowdown else ""), r["strategy"], str(b), str(r["n"]),
-                          _f(r[p + "mean"]), f"[{_f(r[p + 'ci_low'])}, {_f(r[p + 'ci_high'])}]", _f(r[p + "median"]),
-                          _f(r[p + "min"]), _f(r[p + "max"]), _f(r["used_mean"]), _f(r["best_at_mean"]),
+                          f"{_f(r[p + 'mean'])} [{_f(r[p + 'ci_low'])}, {_f(r[p + 'ci_high'])}]", _f(r[p + "median"]),
+                          f"{_f(r[p + 'min'])}..{_f(r[p + 'max'])}", _f(r["used_mean"]), _f(r["best_at_mean"]),
                           _f(r["score"]), versus)
     return table

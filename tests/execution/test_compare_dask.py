@@ -63,15 +63,16 @@ def _check_runs(db: Path, expected_runs: int, budget: int) -> None:
 
 def test_runs_each_repetition_once_and_skips_finished_ones(tmp_path, scheduler):
     cfg = _config(tmp_path, "{name: booth}", repetitions=3, budget=10)
+    first = run_comparison(cfg, scheduler=scheduler, only=["RS"])  # a strategy added later: Sobol
+    assert first.total == 3 and first.completed == 3
     calls = []
     result = run_comparison(cfg, scheduler=scheduler, progress=lambda d, t, o: calls.append((d, t, o)))
-    assert result.total == 6 and result.skipped == 0 and not result.failed and result.completed == 6
-    assert calls[0] == (0, 6, None) and [c[0] for c in calls] == list(range(7))
+    assert result.total == 6 and result.skipped == 3 and not result.failed and result.completed == 6
+    assert {o.repetition.label for o in result.outcomes} == {"Sobol"}
+    assert calls[0] == (3, 6, None) and [c[0] for c in calls] == list(range(3, 7))
     _check_runs(tmp_path / "c.db", 6, 10)
-    again = run_comparison(cfg, scheduler=scheduler)
-    assert again.skipped == 6 and again.outcomes == []
-    longer = run_comparison(cfg, scheduler=scheduler, only=["Sobol"], storage=tmp_path / "c.db")
-    assert longer.total == 3 and longer.skipped == 3
+    again = run_comparison(cfg, scheduler=scheduler, storage=tmp_path / "c.db")
+    assert again.skipped == 6 and again.outcomes == [] and again.workers == 0  # nothing left: no cluster
 
 
 def test_larger_budget_extends_the_stored_runs(tmp_path, scheduler):
