@@ -71,6 +71,9 @@ class GPRStrategy(Strategy):
         feasibility: once some configurations have failed (unknown constraints: build
             errors, out-of-resources launches), multiply EI by a GP classifier's
             probability that a configuration runs.
+        screen: "screen, then tune": after the initial design, fix the parameters whose
+            total Sobol index has an upper bound below this threshold to their level in
+            the best initial configuration (see :mod:`gpautotune.analysis.screening`).
     """
 
     def __init__(
@@ -96,6 +99,7 @@ class GPRStrategy(Strategy):
         backlog: int = 200,
         feasibility: bool = True,
         extra_inputs: list[str] | None = None,
+        screen: float | None = None,
     ) -> None:
         super().__init__(space, seed=seed)
         if acquisition not in ("logei", "ei", "pi", "lcb"):
@@ -128,6 +132,9 @@ class GPRStrategy(Strategy):
         e = np.column_stack([cols[n] for n in self.extra_inputs]) if self.extra_inputs else np.zeros((1, 0))
         self._e_low = e.min(axis=0)
         self._e_span = np.where(np.ptp(e, axis=0) > 0, np.ptp(e, axis=0), 1.0)
+        from gpautotune.analysis.screening import Screening  # "screen, then tune" (issue 7)
+
+        self.screen, self.screening = screen, None if screen is None else Screening(screen)
 
     def settings(self) -> dict[str, Any]:
         return {
@@ -138,6 +145,7 @@ class GPRStrategy(Strategy):
                                                          "restarts")},
             **{k: getattr(self.pool_settings, k) for k in ("exhaustive_limit", "sample_size", "n_best", "radius",
                                                            "perturbations", "backlog")},
+            **({"screen": self.screen} if self.screen is not None else {}),
         }
 
     # ------------------------------------------------------------ features
@@ -164,7 +172,7 @@ class GPRStrategy(Strategy):
         if len(ok) < 2:
             return self._space_filling(n, reason="fewer than 2 successful measurements")
         try:
-            return self._model_step(n, ok)
+            return self._model_step(n, ok) if self.screening is None else self.screening.step(self, n, ok)
         except SurrogateError as exc:
             _log.warning("GPR falls back to space filling: %s", exc)
             return self._space_filling(n, reason=str(exc))
