@@ -149,7 +149,9 @@ class Generator:
         cols = {k: np.asarray([v]) for k, v in self.config.items()}
         out = []
         for c in block.copies:
-            sizes = tuple(int(compile_expression(e, list(cols))(cols)[0]) for e in c.sizes)
+            sizes = tuple(
+                int(np.asarray(compile_expression(e, list(cols))(cols)).ravel()[0]) for e in c.sizes
+            )
             ref = parse_expr(c.ref)
             if not isinstance(ref, Ref):
                 raise TransformError(f"array copy needs an array reference, got {c.ref!r}")

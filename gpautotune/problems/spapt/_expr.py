@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 __all__ = [
     "Expr",
@@ -34,6 +35,7 @@ __all__ = [
     "fold_int",
     "fold_indices",
     "to_c",
+    "ref_text",
 ]
 
 
@@ -105,16 +107,27 @@ def sub(left: Expr, right: Expr | int) -> Expr:
 
 
 # --------------------------------------------------------------------------- traversal
+def _same(new: tuple[Expr, ...], old: tuple[Expr, ...]) -> bool:
+    return all(a is b for a, b in zip(new, old, strict=True))
+
+
 def map_expr(expr: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
-    """Rebuild ``expr`` bottom-up; ``fn(node)`` returns a replacement or None to keep it."""
+    """Rebuild ``expr`` bottom-up; ``fn(node)`` returns a replacement or None to keep it.
+
+    Unchanged subtrees are returned as the same objects (nothing is rebuilt).
+    """
     if isinstance(expr, Ref):
-        expr = Ref(expr.name, tuple(map_expr(s, fn) for s in expr.subs))
+        subs = tuple(map_expr(s, fn) for s in expr.subs)
+        expr = expr if _same(subs, expr.subs) else Ref(expr.name, subs)
     elif isinstance(expr, Bin):
-        expr = Bin(expr.op, map_expr(expr.left, fn), map_expr(expr.right, fn))
+        left, right = map_expr(expr.left, fn), map_expr(expr.right, fn)
+        expr = expr if left is expr.left and right is expr.right else Bin(expr.op, left, right)
     elif isinstance(expr, Neg):
-        expr = Neg(map_expr(expr.operand, fn))
+        operand = map_expr(expr.operand, fn)
+        expr = expr if operand is expr.operand else Neg(operand)
     elif isinstance(expr, Call):
-        expr = Call(expr.fn, tuple(map_expr(a, fn) for a in expr.args))
+        args = tuple(map_expr(a, fn) for a in expr.args)
+        expr = expr if _same(args, expr.args) else Call(expr.fn, args)
     out = fn(expr)
     return expr if out is None else out
 
@@ -167,8 +180,25 @@ def substitute(expr: Expr, mapping: Mapping[str, Expr]) -> Expr:
     """
     if not mapping:
         return expr
-    out = map_expr(expr, lambda e: mapping.get(e.name) if isinstance(e, Var) else None)
-    return fold_indices(out)
+    return _substitute(expr, mapping)
+
+
+def _substitute(expr: Expr, mapping: Mapping[str, Expr]) -> Expr:
+    if isinstance(expr, Var):
+        return mapping.get(expr.name, expr)
+    if isinstance(expr, Ref):
+        subs = tuple(_substitute(s, mapping) for s in expr.subs)
+        return expr if _same(subs, expr.subs) else Ref(expr.name, tuple(fold_int(s) for s in subs))
+    if isinstance(expr, Bin):
+        left, right = _substitute(expr.left, mapping), _substitute(expr.right, mapping)
+        return expr if left is expr.left and right is expr.right else Bin(expr.op, left, right)
+    if isinstance(expr, Neg):
+        operand = _substitute(expr.operand, mapping)
+        return expr if operand is expr.operand else Neg(operand)
+    if isinstance(expr, Call):
+        args = tuple(_substitute(a, mapping) for a in expr.args)
+        return expr if _same(args, expr.args) else Call(expr.fn, args)
+    return expr
 
 
 # ----------------------------------------------------------------------------- folding
@@ -233,6 +263,12 @@ def _prec(expr: Expr) -> int:
     if isinstance(expr, Num) and expr.text.startswith("-"):
         return 6
     return 7
+
+
+@lru_cache(maxsize=1 << 16)
+def ref_text(ref: Ref) -> str:
+    """The C text of an array reference (memoised: scalar replacement keys on it)."""
+    return to_c(ref)
 
 
 def to_c(expr: Expr) -> str:

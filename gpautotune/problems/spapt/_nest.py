@@ -42,11 +42,16 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Assign:
-    """``target op value;`` with ``op`` one of ``=``, ``+=``, ``-=``, ``*=``, ``/=``."""
+    """``target op value;`` with ``op`` one of ``=``, ``+=``, ``-=``, ``*=``, ``/=``.
+
+    ``normal`` records that the statement is already in Orio's normal form (substituting
+    ``v -> v + c`` keeps it so), which spares normalising it again.
+    """
 
     target: Expr
     op: str
     value: Expr
+    normal: bool = False
 
 
 @dataclass(frozen=True)
@@ -117,7 +122,7 @@ def subst_stmts(stmts: tuple[Stmt, ...], mapping: Mapping[str, Expr]) -> tuple[S
 
 def _subst(s: Stmt, mapping: Mapping[str, Expr]) -> Stmt:
     if isinstance(s, Assign):
-        return Assign(substitute(s.target, mapping), s.op, substitute(s.value, mapping))
+        return replace(s, target=substitute(s.target, mapping), value=substitute(s.value, mapping))
     if isinstance(s, For):
         return replace(
             s,

@@ -112,5 +112,7 @@ def normalise(e: Expr, *, in_subscript: bool = False) -> Expr:
 
 
 def normalise_assign(s: Assign) -> Assign:
-    """Normalise both sides of an expression statement."""
-    return Assign(normalise(s.target), s.op, normalise(s.value))
+    """Normalise both sides of an expression statement (once: the result is flagged)."""
+    if s.normal:
+        return s
+    return Assign(normalise(s.target), s.op, normalise(s.value), normal=True)

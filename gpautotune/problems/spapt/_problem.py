@@ -59,7 +59,9 @@ class SpaptProblem(Problem):
         compile_timeout_s: limit on one compilation (beyond: ``timeout``).
         run_timeout_s: limit on one program run (beyond: ``timeout``).
         omp_threads: ``OMP_NUM_THREADS`` for the runs; None keeps the environment's.
-        rtol: relative tolerance of the checksum against the baseline's.
+        rtol: relative tolerance of the checksum against the baseline's; None takes the
+            kernel's :attr:`Kernel.default_rtol`, the strictness of Orio's check at the
+            thesis sizes (bit-identical for gemver, loose for the ratio checksums).
         orio_compat: reproduce Orio's failure regions (fixed OpenMP private lists, known
             generator/compiler failures as build errors) and its ``|delta| < 1`` check.
         cache_dir: folder of the baseline cache (default ``~/.cache/gpautotune/spapt``).
@@ -79,7 +81,7 @@ class SpaptProblem(Problem):
         compile_timeout_s: float = 300.0,
         run_timeout_s: float = 600.0,
         omp_threads: int | None = None,
-        rtol: float = 1e-6,
+        rtol: float | None = None,
         orio_compat: bool = False,
         cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
@@ -95,7 +97,8 @@ class SpaptProblem(Problem):
         self.repetitions = repetitions or self.kernel.repetitions
         self.settings = BuildSettings(compiler, tuple(cflags), ("-lm",), float(compile_timeout_s),
                                       float(run_timeout_s), omp_threads)
-        self.rtol, self.orio_compat = float(rtol), bool(orio_compat)
+        self.rtol = self.kernel.default_rtol if rtol is None else float(rtol)
+        self.orio_compat = bool(orio_compat)
         self.cache = BaselineCache(cache_dir)
         self.runner = Runner(self.settings)
         weakref.finalize(self, self.runner.close)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from gpautotune.problems.spapt._expr import Expr, Ref, Var, map_expr, mentions, to_c
+from gpautotune.problems.spapt._expr import Expr, Ref, Var, map_expr, mentions, ref_text
 from gpautotune.problems.spapt._nest import Assign, Block, Decl, For, Stmt, map_assigns, stmt_refs
 
 __all__ = ["scalar_replace"]
@@ -51,7 +51,7 @@ class _ScalarReplacer:
         for s in stmts:
             if isinstance(s, Assign):
                 for ref, written in stmt_refs(s):
-                    use = pending.setdefault(to_c(ref), _Use(ref))
+                    use = pending.setdefault(ref_text(ref), _Use(ref))
                     use.count += 1
                     use.written |= written
             elif isinstance(s, For):
@@ -74,19 +74,19 @@ class _ScalarReplacer:
         """Declare, load, replace and store back the scalars of ``uses`` around ``body``."""
         if not uses:
             return body
-        names = {to_c(u.ref): self.new_name() for u in uses}
+        names = {ref_text(u.ref): self.new_name() for u in uses}
         decls = [
             Decl("double", tuple(list(names.values())[k : k + _PER_DECL]))
             for k in range(0, len(names), _PER_DECL)
         ]
-        loads = [Assign(Var(names[to_c(u.ref)]), "=", u.ref) for u in uses]
-        stores = [Assign(u.ref, "=", Var(names[to_c(u.ref)])) for u in uses if u.written]
+        loads = [Assign(Var(names[ref_text(u.ref)]), "=", u.ref) for u in uses]
+        stores = [Assign(u.ref, "=", Var(names[ref_text(u.ref)])) for u in uses if u.written]
 
         def swap(e: Expr) -> Expr | None:
-            return Var(names[to_c(e)]) if isinstance(e, Ref) and to_c(e) in names else None
+            return Var(names[ref_text(e)]) if isinstance(e, Ref) and ref_text(e) in names else None
 
         replaced = map_assigns(
-            body, lambda s: Assign(map_expr(s.target, swap), s.op, map_expr(s.value, swap))
+            body, lambda s: replace(s, target=map_expr(s.target, swap), value=map_expr(s.value, swap))
         )
         return (*decls, *loads, *replaced, *stores)
 

@@ -23,18 +23,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from gpautotune.problems.spapt._expr import Bin, Expr, Var, add, fold_int, num, sub
+from gpautotune.problems.spapt._expr import Bin, Call, Expr, Var, add, fold_int, num, sub
 from gpautotune.problems.spapt._nest import Block, Decl, For, Stmt, map_assigns, subst_stmts
 from gpautotune.problems.spapt._normalise import normalise_assign
-from gpautotune.problems.spapt._tile import TransformError
 
 __all__ = ["unroll_jam", "unroll_loop", "cleanup_start"]
 
 
 def cleanup_start(loop: For, factor: int) -> Expr:
-    """``U - ((U - L + 1) % u) + 1``: first iteration left over by a main loop of step ``u``."""
-    trip = fold_int(Bin("+", Bin("-", loop.hi, loop.lo), num(1)))
-    return fold_int(Bin("+", Bin("-", loop.hi, Bin("%", trip, num(factor))), num(1)))
+    """First iteration left over by a main loop that runs ``factor`` iterations at a time.
+
+    Step 1 (Orio's formula): ``U - ((U - L + 1) % u) + 1``. Step ``s > 1`` (a loop that an
+    inner block already unrolled, LU only): ``L + (n - n % u) * s`` with the trip count
+    ``n = max(0, U - L + s) / s``. Both leave an empty cleanup for an empty loop.
+    """
+    lo, hi, s = loop.lo, loop.hi, loop.step
+    if s == 1:
+        trip = fold_int(Bin("+", Bin("-", hi, lo), num(1)))
+        return fold_int(Bin("+", Bin("-", hi, Bin("%", trip, num(factor))), num(1)))
+    trips = Bin("/", Call("max", (num(0), fold_int(Bin("+", Bin("-", hi, lo), num(s))))), num(s))
+    done = Bin("*", Bin("-", trips, Bin("%", trips, num(factor))), num(s))
+    return fold_int(Bin("+", lo, done))
 
 
 def _is_loop_like(s: Stmt) -> bool:
@@ -97,14 +106,12 @@ def _concatenate(copies: list[tuple[Stmt, ...]]) -> tuple[Stmt, ...]:
 
 def unroll_loop(loop: For, factor: int) -> Block:
     """Unroll-and-jam one loop by ``factor`` (its body already processed)."""
-    if loop.step != 1:
-        raise TransformError(f"cannot unroll loop {loop.var} of step {loop.step}")
-    v = loop.var
+    v, s = loop.var, loop.step
     copies = [
-        map_assigns(subst_stmts(loop.body, {v: add(Var(v), c)} if c else {}), normalise_assign)
+        map_assigns(subst_stmts(loop.body, {v: add(Var(v), c * s)} if c else {}), normalise_assign)
         for c in range(factor)
     ]
-    main = replace(loop, hi=sub(loop.hi, factor - 1), step=factor, body=jam(copies))
+    main = replace(loop, hi=sub(loop.hi, (factor - 1) * s), step=factor * s, body=jam(copies))
     cleanup = replace(loop, lo=cleanup_start(loop, factor))
     return Block((Decl("int", (v,), kind="index"), main, cleanup))
 

@@ -81,4 +81,5 @@ KERNEL = Kernel(
   expected = sx / sb;
 """,
     table_12_1="6.0e15",
+    thesis_checksum=-29488901894.314121,
 )

@@ -72,5 +72,6 @@ KERNEL = Kernel(
   for (i = 0; i < ny; i++) expected += y[i] * 0.1 * 0.9;
 """,
     table_12_1="2.6e16",
+    thesis_checksum=2399670049798078.0,
     orio_atol=1e-8,
 )

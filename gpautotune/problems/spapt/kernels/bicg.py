@@ -73,4 +73,5 @@ KERNEL = Kernel(
   expected = sums / sumq;
 """,
     table_12_1="3.2e11",
+    thesis_checksum=2.5,
 )

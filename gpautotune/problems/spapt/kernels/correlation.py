@@ -77,7 +77,7 @@ for k = 1..m-1:
 symmat[m][m] = 1
 """,
     sizes={"m": 1000, "n": 1000},
-    small={"m": 200, "n": 200},
+    small={"m": 400, "n": 400},
     declarations="""
 double data[m + 10][m + 10], symmat[m + 10][m + 10], stddev[m + 10], mean[m + 10];
 double float_n = 321414134.01, eps = 0.005;
@@ -100,4 +100,5 @@ double float_n = 321414134.01, eps = 0.005;
   expected = s1 / s9;
 """,
     table_12_1="4.5e17",
+    thesis_checksum=0.111111,
 )

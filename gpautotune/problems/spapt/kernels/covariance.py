@@ -78,7 +78,7 @@ for i = 1..n:
 @C2
 """,
     sizes={"m": 750, "n": 500},
-    small={"m": 150, "n": 100},
+    small={"m": 300, "n": 200},
     repetitions=35,
     declarations="""
 #define SPAPT_COLS (((m) > (n) ? (m) : (n)) + 10)

@@ -104,5 +104,6 @@ double **A, *e, *x, *w, *y, *z, *p, *t2, *t6, *t10;
   expected = s2 + s6 + s10;
 """,
     table_12_1="3.8e36",
+    thesis_checksum=10800000000.0,
     notes="t10 and each row of A have one extra element (the original overflows them in [C5]).",
 )

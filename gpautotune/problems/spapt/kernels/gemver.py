@@ -117,4 +117,5 @@ double *A, *B, *u1, *u2, *v1, *v2, *y, *z, *w, *x;
   for (i = 0; i < n - 1; i++) expected += 0.1 * w[i];
 """,
     table_12_1="2.6e22",
+    thesis_checksum=31994000891461392.0,
 )

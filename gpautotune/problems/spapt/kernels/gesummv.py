@@ -62,4 +62,5 @@ double *A, *B, *x, *y, *tmp;
   for (i = 0; i < n - 1; i++) expected += 0.1 * y[i];
 """,
     table_12_1="5.3e9",
+    thesis_checksum=42216944.602778,
 )

@@ -36,7 +36,7 @@ KERNEL = Kernel(
     },
     timed="@C1",
     sizes={"N": 8000},
-    small={"N": 1000},
+    small={"N": 1500},
     declarations="""
 double X0[N][N], X1[N][N], X2[N][N], Y[N][N], u0[N], u1[N], u2[N];
 double a0 = 32.12, a1 = 3322.12, a2 = 1.123;
@@ -57,4 +57,5 @@ double b00 = 1321.9, b01 = 21.55, b02 = 10.3, b11 = 1210.313, b12 = 9.373, b22 =
   for (i = 0; i < N - 1; i++) expected += Y[i][0] * 0.1 * 0.5;
 """,
     table_12_1="3.7e7",
+    thesis_checksum=14981109.589145,
 )

@@ -51,7 +51,7 @@ KERNEL = Kernel(
     },
     timed="@C1",
     sizes={"N": 2000},
-    small={"N": 250},
+    small={"N": 500},
     declarations="double L[N][N], U[N][N], A[N][N + 13];",
     initialisation="""
   int i, j, k;
@@ -72,6 +72,7 @@ KERNEL = Kernel(
     for (j = 0; j < N; j++) expected += A[i][j] * 0.1 * 0.9;
 """,
     table_12_1="9.6e12",
+    thesis_checksum=600480935677.017212,
     orio_failures=(
         ("SCR and (U2_I > 1 or U2_J > 1 or RT2_I > 1 or RT2_J > 1)",
          "nested scalar replacement redeclares scv_N"),

@@ -54,4 +54,5 @@ KERNEL = Kernel(
     for (j = 0; j < N; j++) expected += C[i][j] * 0.1 * 0.9;
 """,
     table_12_1="1.2e12",
+    thesis_checksum=1620000000.0,
 )

@@ -63,4 +63,5 @@ KERNEL = Kernel(
   expected = s1 / s2;
 """,
     table_12_1="1.1e9",
+    thesis_checksum=1.0,
 )

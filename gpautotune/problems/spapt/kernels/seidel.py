@@ -58,4 +58,5 @@ KERNEL = Kernel(
     for (j = 1; j < N - 1; j++) expected += A[i][j] * 0.1 * 0.9;
 """,
     table_12_1="1.3e14",
+    thesis_checksum=268920.445960,
 )

@@ -55,7 +55,7 @@ KERNEL = Kernel(
     blocks={"C1": _block(1), "C2": _block(2)},
     timed="for t = 0..T-1:\n    @C1\n    @C2",
     sizes={"N": 200, "T": 100},
-    small={"N": 48, "T": 10},
+    small={"N": 64, "T": 20},
     declarations="""
 double a[N][N][N], b[N][N][N];
 double f1 = 0.5, f2 = 0.6;
@@ -76,4 +76,5 @@ double f1 = 0.5, f2 = 0.6;
       for (k = 1; k < N - 1; k++) expected += a[i][j][k] * 0.1 * 0.9;
 """,
     table_12_1="9.7e27",
+    thesis_checksum=3.5365613106853966e67,
 )

@@ -83,4 +83,5 @@ KERNEL = Kernel(
           for (m = 0; m < O; m++) expected += R[i][j][k][l];
 """,
     table_12_1="1.2e19",
+    thesis_checksum=878906250000.0,
 )

@@ -82,6 +82,7 @@ double A[N][N + 20], B[N][N + 20];
     for (j = 0; j < N; j++) expected += B[i][j] * 0.1 * 0.9;
 """,
     table_12_1="3.7e23",
+    thesis_checksum=405404783999.161072,
     orio_failures=(
         ("RT2_I > 1 and RT2_K > 1 and T2_K == 1 and T2_Ka == 1",
          "non-rectangular register tiling: newlb_k/newub_k are not declared"),
