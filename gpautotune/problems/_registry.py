@@ -22,6 +22,7 @@ _BUILTIN: dict[str, str] = {
     "booth": "gpautotune.problems.synthetic:BoothProblem",
     "screening": "gpautotune.problems.synthetic:ScreeningProblem",
     "constrained-bits": "gpautotune.problems.synthetic:ConstrainedBitsProblem",
+    "spapt/*": "gpautotune.problems.spapt:SpaptProblem",
 }
 _REGISTERED: dict[str, Callable[..., Problem]] = {}
 
