@@ -308,6 +308,27 @@ def explain(
         console.print(f"chart: {chart}")
 
 
+spapt_app = typer.Typer(help="SPAPT-style CPU loop kernels (C generated, compiled with gcc and timed).")
+app.add_typer(spapt_app, name="spapt")
+
+
+@spapt_app.command("list")
+@user_errors
+def spapt_list(valid: Annotated[bool, typer.Option(help="also count valid configurations (slower)")] = True) -> None:
+    """Kernels with their factor counts, raw and valid space sizes."""
+    from gpautotune.problems.spapt._catalog import list_kernels
+
+    with console.status("counting"):
+        rows = list_kernels(valid=valid)
+    table = Table(title="SPAPT kernels (problem names spapt/<kernel>)")
+    for col in ("kernel", "factors", "raw size", "valid", "thesis Table 12.1"):
+        table.add_column(col)
+    for r in rows:
+        shown = "-" if r.valid_size is None else f"{r.valid_size:.3g}{'' if r.valid_exact else ' (est.)'}"
+        table.add_row(r.name, str(r.factors), f"{r.raw_size:.3g}", shown, r.table_12_1 or "-")
+    console.print(table)
+
+
 def main() -> None:
     app()
 
