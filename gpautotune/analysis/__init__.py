@@ -1,5 +1,7 @@
-"""Analysis of repeated runs: statistics, the Willemsen score, figures and reports."""
+"""Analysis: statistics of repeated runs, the Willemsen score, figures and reports, and
+Sobol sensitivity indices with honest uncertainty."""
 
+from gpautotune.analysis._paths import FunctionPaths, PathSampler, PosteriorMean, PosteriorPaths
 from gpautotune.analysis._report import markdown, summary_table, write_report
 from gpautotune.analysis._runs import Group, RunTable, load_runs
 from gpautotune.analysis._stats import (
@@ -12,13 +14,26 @@ from gpautotune.analysis._stats import (
 )
 from gpautotune.analysis._summary import ComparisonReport, RandomBaseline, analyse, random_baseline
 from gpautotune.analysis._willemsen import expected_random_best, willemsen_score
+from gpautotune.analysis.sensitivity import (
+    Domain,
+    SobolResult,
+    sobol_indices,
+    strategy_indices,
+    surrogate_indices,
+)
 
 __all__ = [
     "ComparisonReport",
     "Difference",
+    "Domain",
+    "FunctionPaths",
     "Group",
+    "PathSampler",
+    "PosteriorMean",
+    "PosteriorPaths",
     "RandomBaseline",
     "RunTable",
+    "SobolResult",
     "Summary",
     "analyse",
     "compare_samples",
@@ -28,7 +43,10 @@ __all__ = [
     "markdown",
     "mean_ci",
     "random_baseline",
+    "sobol_indices",
+    "strategy_indices",
     "summary_table",
+    "surrogate_indices",
     "verdict",
     "willemsen_score",
     "write_report",

@@ -1,0 +1,225 @@
+"""Explain a finished run: refit its GP from the journal and compute Sobol indices.
+
+``explain_run(db, run_id)`` reads the run's stored space, strategy settings and trials,
+rebuilds the GPR strategy with those settings (a run of another strategy gets the GPR
+defaults), fits its GP from scratch to every successful trial (repeated configurations
+averaged, as the strategy does), and computes the indices with
+:func:`~gpautotune.analysis.surrogate_indices`. The fit is a fresh maximum-likelihood
+fit with the run's settings, not the run's last model (which was warm-started step by
+step), so hyperparameters can differ slightly.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from gpautotune.analysis.sensitivity import Domain, SobolResult, strategy_indices
+from gpautotune.exceptions import ConfigError, GPAutotuneError
+from gpautotune.space import Space, compile_expression, space_from_spec
+from gpautotune.storage import Journal, RunRecord
+from gpautotune.trial import Trial
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from gpautotune.strategies.gpr import GPRStrategy
+
+__all__ = ["explain_run", "fit_run_surrogate", "load_run", "plot_indices", "indices_table", "run_space"]
+
+_log = logging.getLogger(__name__)
+
+
+def load_run(db_path: str | os.PathLike[str], run_id: int | None = None) -> tuple[RunRecord, list[Trial]]:
+    """A stored run (the last one when ``run_id`` is None) and its trials."""
+    if not Path(db_path).is_file():
+        raise GPAutotuneError(f"journal {str(db_path)!r} does not exist")
+    with Journal(db_path) as journal:
+        if run_id is None:
+            runs = journal.runs()
+            if not runs:
+                raise GPAutotuneError(f"journal {str(db_path)!r} holds no run")
+            run_id = runs[-1].id
+        return journal.get_run(run_id), journal.trials(run_id)
+
+
+def run_space(record: RunRecord) -> Space:
+    """The run's search space, rebuilt from its stored description, else from its problem.
+
+    A space whose predicates or derived quantities are Python callables cannot be
+    rebuilt from text; it is then rebuilt by the problem registry from the stored
+    problem settings (and checked against the stored description).
+    """
+    spec = record.settings["space"]
+    try:
+        derived = _dependency_order(spec["derived"], [p["name"] for p in spec["parameters"]])
+        return space_from_spec(spec["parameters"], spec["constraints"], derived, spec.get("name"))
+    except GPAutotuneError as exc:
+        reason = str(exc)
+    from gpautotune.problems._registry import problem_factory
+
+    try:
+        factory, extra = problem_factory(record.problem)
+        accepted = inspect.signature(factory).parameters
+        options = {k: v for k, v in record.settings["problem"].items() if k in accepted and k != "variant"}
+        space = factory(**extra, **options).space
+    except (GPAutotuneError, TypeError) as exc:
+        reason += f"; problem {record.problem!r}: {exc}"
+    else:
+        if json.loads(json.dumps(space.describe())) == spec:
+            return space
+        reason += f"; problem {record.problem!r} rebuilds a different space"
+    raise ConfigError(f"cannot rebuild the search space of run {record.id} ({reason}); pass space=... explicitly")
+
+
+def _dependency_order(derived: dict[str, str], names: list[str]) -> dict[str, str]:
+    """Derived quantities ordered so that each refers only to earlier ones (the journal
+    stores them with sorted keys)."""
+    known, pending, ordered = list(names), dict(derived), {}
+    while pending:
+        ready = []
+        for key, text in pending.items():
+            try:
+                compile_expression(text, known)
+            except GPAutotuneError:
+                continue
+            ready.append(key)
+        if not ready:
+            return {**ordered, **pending}  # let Space report the first bad expression
+        for key in ready:
+            ordered[key] = pending.pop(key)
+            known.append(key)
+    return ordered
+
+
+def _training_data(strategy: GPRStrategy, trials: Sequence[Trial]) -> tuple[np.ndarray, np.ndarray]:
+    """GP inputs and values of successful trials, repeated configurations averaged."""
+    space = strategy.space
+    index = space.to_index([t.config for t in trials])
+    values = np.array([t.value for t in trials], dtype=float)
+    _, first, inverse = np.unique(space.row_keys(index), return_index=True, return_inverse=True)
+    values = np.bincount(inverse, weights=values) / np.bincount(inverse)
+    return strategy.features(index[first]), values
+
+
+def fit_run_surrogate(record: RunRecord, space: Space, trials: Sequence[Trial]) -> GPRStrategy:
+    """A GPR strategy with the run's settings whose GP is fitted to the run's trials."""
+    from gpautotune.strategies import make_strategy
+    from gpautotune.strategies._registry import strategy_options
+
+    stored = dict(record.settings["strategy"]) if record.strategy == "gpr" else {}
+    allowed = strategy_options("gpr")
+    dropped = sorted(set(stored) - set(allowed))
+    if dropped:
+        _log.warning("run %d: ignoring stored GPR settings this version does not know: %s", record.id, dropped)
+    if record.strategy != "gpr":
+        _log.info("run %d used %r; explaining it with a default GPR model", record.id, record.strategy)
+    strategy = make_strategy("gpr", space, seed=record.seed, **{k: v for k, v in stored.items() if k in allowed})
+    ok = [t for t in trials if t.ok]
+    if len(ok) < 2:
+        raise GPAutotuneError(f"run {record.id} has {len(ok)} successful trials; a GP needs at least 2")
+    X, y = _training_data(strategy, ok)
+    strategy.gp.fit(X, y, seed=record.seed or 0)
+    return strategy
+
+
+def explain_run(
+    db_path: str | os.PathLike[str],
+    run_id: int | None = None,
+    *,
+    out_dir: str | os.PathLike[str] | None = None,
+    domain: Domain = "box",
+    n: int = 1024,
+    paths: int = 32,
+    bootstrap: int = 100,
+    confidence: float = 0.95,
+    second_order: bool = False,
+    seed: int = 0,
+    space: Space | None = None,
+) -> tuple[pd.DataFrame, Path | None]:
+    """Sobol indices of the GP refitted to a stored run.
+
+    Args:
+        db_path: the trial journal.
+        run_id: the run (default: the last run of the journal).
+        out_dir: where to write ``run<ID>-sobol-<domain>.csv``, ``.json`` (how it was
+            computed) and ``.png`` (bar chart); nothing is written when None.
+        domain, n, paths, bootstrap, confidence, second_order, seed: see
+            :func:`~gpautotune.analysis.surrogate_indices`.
+        space: the run's space, when it cannot be rebuilt from the journal.
+
+    Returns:
+        the indices table (see :class:`~gpautotune.analysis.SobolResult`; its ``attrs``
+        hold ``run_id``, ``method``, ``domain`` and ``n_trials``) and the chart's path.
+    """
+    record, trials = load_run(db_path, run_id)
+    space = run_space(record) if space is None else space
+    strategy = fit_run_surrogate(record, space, trials)
+    result = strategy_indices(strategy, domain=domain, n=n, paths=paths, bootstrap=bootstrap,
+                              confidence=confidence, second_order=second_order, seed=seed)
+    table = result.table.copy()
+    table.attrs.update(run_id=record.id, method=result.method, domain=domain,
+                       n_trials=sum(t.ok for t in trials), problem=record.problem, strategy=record.strategy)
+    if out_dir is None:
+        return table, None
+    return table, _write(result, table.attrs, Path(out_dir), f"run{record.id}-sobol-{domain}")
+
+
+def _write(result: SobolResult, meta: dict[str, Any], out_dir: Path, stem: str) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    result.table.to_csv(out_dir / f"{stem}.csv", index=False)
+    if result.second_order is not None:
+        result.second_order.to_csv(out_dir / f"{stem}-pairs.csv", index=False)
+    (out_dir / f"{stem}.json").write_text(json.dumps({**meta, "evaluations": result.evaluations}, indent=2))
+    title = f"run {meta['run_id']} ({meta['problem']}, {meta['strategy']}, {meta['n_trials']} trials): {meta['domain']}"
+    return plot_indices(result.table, out_dir / f"{stem}.png", title=title, confidence=result.confidence)
+
+
+def plot_indices(table: pd.DataFrame, path: str | os.PathLike[str], *, title: str = "",
+                 confidence: float = 0.95) -> Path:
+    """Horizontal bars of S1 and ST per parameter (sorted by ST) with their intervals (PNG)."""
+    from matplotlib.figure import Figure
+
+    rows = table.sort_values("ST")
+    y = np.arange(len(rows))
+    fig = Figure(figsize=(7.0, 1.2 + 0.32 * len(rows)), layout="constrained")
+    ax = fig.subplots()
+    for offset, key, colour in ((-0.2, "S1", "tab:blue"), (0.2, "ST", "tab:orange")):
+        point = rows[key].to_numpy()
+        err = np.vstack([point - rows[f"{key}_low"].to_numpy(), rows[f"{key}_high"].to_numpy() - point])
+        ax.barh(y + offset, point, height=0.38, color=colour, label=key, xerr=np.maximum(err, 0.0),
+                error_kw={"elinewidth": 1, "capsize": 2})
+    ax.set_yticks(y, rows["parameter"].tolist())
+    ax.axvline(0.0, color="black", linewidth=0.6)
+    ax.set_xlabel(f"Sobol index ({confidence:.0%} interval: GP posterior paths x bootstrap)")
+    ax.set_title(title, fontsize=9)
+    ax.legend(loc="lower right")
+    fig.savefig(path, dpi=110)
+    return Path(path)
+
+
+def indices_table(table: pd.DataFrame, *, title: str | None = None, screen: float | None = None) -> Table:
+    """A Rich table of the indices, most important first; ``screen`` adds a "fix?" column
+    marking parameters whose ST upper bound is below that threshold."""
+    from rich.table import Table
+
+    out = Table(title=title, caption=table.attrs.get("method"))
+    for name in ("rank", "parameter", "S1", "S1 interval", "ST", "ST interval"):
+        out.add_column(name, justify="left" if name == "parameter" else "right")
+    if screen is not None:
+        out.add_column(f"fix? (ST high < {screen:g})")
+    for row in table.sort_values("rank").itertuples(index=False):
+        cells = [str(row.rank), str(row.parameter), f"{row.S1:.3f}", f"[{row.S1_low:.3f}, {row.S1_high:.3f}]",
+                 f"{row.ST:.3f}", f"[{row.ST_low:.3f}, {row.ST_high:.3f}]"]
+        if screen is not None:
+            cells.append("yes" if row.ST_high < screen else "")
+        out.add_row(*cells)
+    return out
