@@ -6,7 +6,8 @@ Run from the repository root:
   PYTHONPATH=$PWD .venv/bin/python benchmarks/compare_laplacian.py full --workers 2 \
       --db results/compare-laplacian.db --out benchmarks/results/compare/laplacian
 
-  # wall time of the same comparison, fewer repetitions, with 1 and 2 local workers
+  # wall time of the same comparison, fewer repetitions: in-process without Dask (0), then
+  # with 1 and 2 local Dask workers
   PYTHONPATH=$PWD .venv/bin/python benchmarks/compare_laplacian.py scaling --reps 100 \
       --out benchmarks/results/compare/scaling.json
 
@@ -78,13 +79,27 @@ def scaling(args: argparse.Namespace) -> None:
             path = Path(tmp) / f"w{workers}.yaml"
             path.write_text(yaml.safe_dump(data))
             load_before = _load_average()
-            result = run_comparison(path, workers=workers)
-            rows.append({"workers": workers, "repetitions": len(result.outcomes), "wall_s": round(result.wall_s, 1),
-                         "task_s_mean": round(sum(o.duration_s for o in result.outcomes) / len(result.outcomes), 3),
+            if workers == 0:  # the same repetitions in this process, one after another, no Dask
+                outcomes, wall = _sequential(path)
+            else:
+                result = run_comparison(path, workers=workers)
+                outcomes, wall = result.outcomes, result.wall_s
+            rows.append({"workers": workers, "repetitions": len(outcomes), "wall_s": round(wall, 1),
+                         "task_s_mean": round(sum(o.duration_s for o in outcomes) / len(outcomes), 3),
                          "load_average_before": load_before, "load_average_after": _load_average()})
             print(json.dumps(rows[-1]))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(rows, indent=1) + "\n")
+
+
+def _sequential(path: Path) -> tuple[list, float]:
+    from gpautotune.comparison import expand, load_comparison, resolve_problem
+    from gpautotune.execution._dask import run_repetition
+
+    t0 = time.perf_counter()
+    cfg = load_comparison(path)
+    reps = list(expand(cfg, [resolve_problem(p) for p in cfg.problems]))
+    return [run_repetition(r) for r in reps], time.perf_counter() - t0
 
 
 def main() -> None:
@@ -97,7 +112,7 @@ def main() -> None:
     p.add_argument("--out", default="benchmarks/results/compare/laplacian")
     p = sub.add_parser("scaling")
     p.add_argument("--reps", type=int, default=100)
-    p.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--workers", type=int, nargs="+", default=[0, 1, 2], help="0: in this process, without Dask")
     p.add_argument("--out", default="benchmarks/results/compare/scaling.json")
     args = parser.parse_args()
     {"full": full, "scaling": scaling}[args.command](args)

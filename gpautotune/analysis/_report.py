@@ -34,7 +34,7 @@ def _slug(name: str) -> str:
 def _f(x: float) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
-    return f"{x + 0.0:.4g}" if isinstance(x, float) else str(x)  # + 0.0: no "-0"
+    return f"{x + 0.0:#.4g}" if isinstance(x, float) else str(x)  # + 0.0: no "-0"; #: keep 1.000
 
 
 def write_report(db_path: str | os.PathLike[str], out_dir: str | os.PathLike[str], *, reference: str | None = None,

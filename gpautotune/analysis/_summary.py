@@ -22,6 +22,7 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -60,7 +61,7 @@ class ComparisonReport:
     def problems(self) -> list[str]:
         return list(dict.fromkeys(g.problem for g in self.runs.groups))
 
-    def write(self, out_dir: str | os.PathLike[str]) -> list:
+    def write(self, out_dir: str | os.PathLike[str]) -> list[Path]:
         """Write CSV and Markdown tables and PNG figures into ``out_dir`` (see
         :func:`gpautotune.analysis.write_report`)."""
         from gpautotune.analysis._report import write_files
