@@ -236,6 +236,99 @@ def devices() -> None:
     console.print(table)
 
 
+@app.command()
+@user_errors
+def compare(
+    config: Annotated[Path, typer.Argument(help="comparison YAML (problems x strategies x repetitions)")],
+    scheduler: Annotated[str | None, typer.Option(help="a running Dask scheduler, tcp://HOST:PORT")] = None,
+    workers: Annotated[int | None, typer.Option(help="local Dask worker processes")] = None,
+    db: Annotated[str | None, typer.Option(help="journal replacing the file's storage")] = None,
+    out: Annotated[Path | None, typer.Option(help="report folder (default: beside the journal)")] = None,
+    reference: Annotated[str | None, typer.Option(help="strategy label the others are compared with")] = None,
+) -> None:
+    """Run (or resume) a repeated comparison on Dask, then write its report."""
+    from gpautotune.analysis import analyse, summary_table
+    from gpautotune.execution._compare import run_comparison
+
+    with _progress() as progress:
+        task = progress.add_task("repetitions", total=None, best="-")
+
+        def on_progress(done: int, total: int, outcome: Any) -> None:
+            progress.update(task, completed=done, total=total)
+
+        result = run_comparison(config, scheduler=scheduler, workers=workers, progress=on_progress, storage=db)
+    console.print(f"{result.completed}/{result.total} repetitions finished ({result.skipped} already in the journal), "
+                  f"{len(result.failed)} failed, {result.wall_s:.0f} s on {result.workers} workers")
+    for outcome in result.failed[:5]:
+        console.print(f"[red]failed[/]: {outcome}")
+    report = analyse(result.storage, reference=reference)
+    folder = out or Path(result.storage).with_suffix("")
+    files = report.write(folder)
+    console.print(summary_table(report))
+    console.print(f"report: {len(files)} files in {folder}")
+
+
+@app.command()
+@user_errors
+def report(
+    db: Annotated[Path, typer.Argument(help="journal of runs (a comparison's storage or any tuning journal)")],
+    out: Annotated[Path | None, typer.Option(help="report folder (default: beside the journal)")] = None,
+    reference: Annotated[str | None, typer.Option(help="strategy label the others are compared with")] = None,
+) -> None:
+    """Tables (Markdown, CSV) and figures (PNG) of the runs in a journal."""
+    from gpautotune.analysis import analyse, summary_table
+
+    if not db.is_file():
+        raise GPAutotuneError(f"journal {str(db)!r} does not exist")
+    result = analyse(db, reference=reference)
+    folder = out or db.with_suffix("")
+    files = result.write(folder)
+    console.print(summary_table(result))
+    console.print(f"report: {len(files)} files in {folder}")
+
+
+@app.command()
+@user_errors
+def explain(
+    db: Annotated[Path, typer.Argument(help="journal of a finished GPR run")],
+    run: Annotated[int | None, typer.Option(help="run id (default: the last run)")] = None,
+    out: Annotated[Path | None, typer.Option(help="folder for the bar chart and CSV")] = None,
+    domain: Annotated[str, typer.Option(help="box (encoded box) or valid (valid configurations only)")] = "box",
+    paths: Annotated[int, typer.Option(help="GP posterior sample paths")] = 32,
+) -> None:
+    """Sobol indices (S1, ST with intervals) of each parameter, from the run's GP."""
+    from gpautotune.analysis.explain import explain_run, indices_table
+
+    if not db.is_file():
+        raise GPAutotuneError(f"journal {str(db)!r} does not exist")
+    with console.status("fitting the GP and computing Sobol indices"):
+        table, chart = explain_run(db, run, out_dir=out or db.with_suffix(""), domain=domain, paths=paths)
+    console.print(indices_table(table))
+    if chart is not None:
+        console.print(f"chart: {chart}")
+
+
+spapt_app = typer.Typer(help="SPAPT-style CPU loop kernels (C generated, compiled with gcc and timed).")
+app.add_typer(spapt_app, name="spapt")
+
+
+@spapt_app.command("list")
+@user_errors
+def spapt_list(valid: Annotated[bool, typer.Option(help="also count valid configurations (slower)")] = True) -> None:
+    """Kernels with their factor counts, raw and valid space sizes."""
+    from gpautotune.problems.spapt._catalog import list_kernels
+
+    with console.status("counting"):
+        rows = list_kernels(valid=valid)
+    table = Table(title="SPAPT kernels (problem names spapt/<kernel>)")
+    for col in ("kernel", "factors", "raw size", "valid", "thesis Table 12.1"):
+        table.add_column(col)
+    for r in rows:
+        shown = "-" if r.valid_size is None else f"{r.valid_size:.3g}{'' if r.valid_exact else ' (est.)'}"
+        table.add_row(r.name, str(r.factors), f"{r.raw_size:.3g}", shown, r.table_12_1 or "-")
+    console.print(table)
+
+
 def main() -> None:
     app()
 

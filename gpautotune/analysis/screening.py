@@ -134,7 +134,7 @@ class Screening:
         space = strategy.space
         index = space.to_index([t.config for t in initial])
         values = np.array([t.value for t in initial], dtype=float)
-        gp = GPSurrogate(strategy.gp_settings, space.dims, strategy.basis.size)
+        gp = GPSurrogate(strategy.gp_settings, strategy.gp.d, len(strategy.basis))
         seed = strategy.seed or 0
         try:
             gp.fit(strategy.features(index), values, seed=seed)

@@ -24,6 +24,7 @@ _BUILTIN: dict[str, str] = {
     "screening": "gpautotune.problems.synthetic:ScreeningProblem",
     "constrained-bits": "gpautotune.problems.synthetic:ConstrainedBitsProblem",
     "quantization-digits": "gpautotune.problems.quantization:digits_problem",
+    "spapt/*": "gpautotune.problems.spapt:SpaptProblem",
 }
 _REGISTERED: dict[str, Callable[..., Problem]] = {}
 

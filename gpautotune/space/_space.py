@@ -51,6 +51,8 @@ class Space:
         derived: named quantities computed from parameters (expression or callable),
             usable by name in constraints, e.g. ``{"x_components": "elements / y"}``.
         name: an optional label.
+        model_inputs: derived quantities that surrogate models should also see as inputs
+            (e.g. a ratio of two parameters that drives the objective).
     """
 
     def __init__(
@@ -59,9 +61,10 @@ class Space:
         constraints: Sequence[str | ColumnFunction] = (),
         derived: Mapping[str, str | ColumnFunction] | None = None,
         name: str | None = None,
+        model_inputs: Sequence[str] = (),
     ) -> None:
         params = tuple(parameters)
-        self._spec = (params, tuple(constraints), dict(derived or {}), name)
+        self._spec = (params, tuple(constraints), dict(derived or {}), name, tuple(model_inputs))
         if not params:
             raise SpaceError("a space needs at least one parameter")
         names = [p.name for p in params]
@@ -81,13 +84,17 @@ class Space:
             self._derived[key] = Derived.build(key, spec, known)
             known.append(key)
         self._constraints = tuple(Constraint.build(c, known) for c in constraints)
+        unknown = [m for m in model_inputs if m not in self._derived]
+        if unknown:
+            raise SpaceError(f"model_inputs {unknown} are not derived quantities; derived: {sorted(self._derived)}")
+        self.model_inputs = tuple(model_inputs)
 
     def __getstate__(self) -> tuple:
         """Pickle the constructor's arguments (compiled predicates are rebuilt)."""
         return self._spec
 
     def __setstate__(self, spec: tuple) -> None:
-        self.__init__(spec[0], spec[1], spec[2], spec[3])
+        self.__init__(*spec)
 
     # ------------------------------------------------------------------ basics
     @property
@@ -139,6 +146,7 @@ class Space:
             "parameters": [p.describe() for p in self._params],
             "derived": {k: d.text for k, d in self._derived.items()},
             "constraints": [c.text for c in self._constraints],
+            "model_inputs": list(self.model_inputs),
         }
 
     def _require_discrete(self, what: str) -> None:

@@ -1,6 +1,18 @@
 """The trial journal (SQLite) and its tables (pandas, CSV, Parquet, warm starts)."""
 
+from gpautotune.storage._catalog import CatalogEntry, problem_catalog, record_problem
 from gpautotune.storage._journal import Journal, RunRecord, RunSpec, package_versions
 from gpautotune.storage._tables import export_table, import_csv, trials_frame
 
-__all__ = ["Journal", "RunRecord", "RunSpec", "export_table", "import_csv", "package_versions", "trials_frame"]
+__all__ = [
+    "CatalogEntry",
+    "Journal",
+    "RunRecord",
+    "RunSpec",
+    "export_table",
+    "import_csv",
+    "package_versions",
+    "problem_catalog",
+    "record_problem",
+    "trials_frame",
+]

@@ -18,6 +18,15 @@ _BUILTIN: dict[str, str] = {
     "sobol": "gpautotune.strategies.sobol:SobolSampling",
     "gpr": "gpautotune.strategies.gpr:GPRStrategy",
     "round-robin": "gpautotune.strategies.round_robin:RoundRobin",
+    "lhs": "gpautotune.strategies.lhs:LatinHypercube",
+    "greedy": "gpautotune.strategies.greedy:GreedySearch",
+    "greedy-restart": "gpautotune.strategies.greedy_restart:GreedyRestart",
+    "genetic": "gpautotune.strategies.genetic:GeneticAlgorithm",
+    "annealing": "gpautotune.strategies.annealing:SimulatedAnnealing",
+    "lm": "gpautotune.strategies.lm:LinearModelSearch",
+    "qr": "gpautotune.strategies.qr:QuantileRegressionSearch",
+    "dlmt": "gpautotune.strategies.dlmt:DLMT",
+    "two-stage": "gpautotune.strategies.two_stage:TwoStage",
 }
 _REGISTERED: dict[str, type[Strategy]] = {}
 

@@ -31,17 +31,22 @@ class StreamStrategy(Strategy):
             self._iterator = self._stream()
             self._buffer = np.empty((0, self.space.dims))
         picked: list[np.ndarray] = []
-        while sum(len(p) for p in picked) < n:
+        need = n
+        while need > 0:
             if len(self._buffer) == 0:
                 batch = next(self._iterator, None)
                 if batch is None:
                     break
-                batch = self.space.unique_rows(batch[self.space.valid_mask(batch)])
-                self._buffer = batch
-            fresh = self._buffer[~self.is_seen(self._buffer)]
-            take = fresh[: n - sum(len(p) for p in picked)]
+                self._buffer = self.space.unique_rows(batch[self.space.valid_mask(batch)])
+                continue
+            # Scan only a window ahead (not the whole buffer: O(n), not O(stream), per ask).
+            window = self._buffer[: max(4 * need, 64)]
+            positions = np.flatnonzero(~self.is_seen(window))[:need]
+            take = window[positions]
             self.mark_seen(take)
             picked.append(take)
-            self._buffer = fresh[len(take):]
+            need -= len(take)
+            # Rows before the last one taken are seen now; those after it stay in order.
+            self._buffer = self._buffer[positions[-1] + 1:] if len(take) else self._buffer[len(window):]
         index = np.concatenate(picked) if picked else np.empty((0, self.space.dims))
         return self.proposals(index, source=self.name)

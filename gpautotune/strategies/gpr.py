@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
+import warnings
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -52,6 +53,8 @@ class GPRStrategy(Strategy):
         init_method: ``sobol`` (constrained, FILTER_SOBOL), ``random`` or ``lhs``.
         trend: ``constant``, ``linear``, ``quadratic`` or a formula over parameter names.
         kernel: ``matern52``, ``matern32`` or ``rbf``.
+        lengthscale_prior: ``gamma`` (local) or ``dim_scaled`` (smooth); see
+            :class:`~gpautotune.surrogate.GPSettings`.
         acquisition: ``logei``, ``ei``, ``pi`` or ``lcb``.
         kappa: the LCB's ``mean - kappa * sd`` weight.
         noise: ``"learned"`` or a fixed nugget variance (standardised units).
@@ -63,7 +66,11 @@ class GPRStrategy(Strategy):
         radius: discrete neighbourhood radius in levels.
         perturbations: Sobol perturbations per best point.
         backlog: unpicked high-score candidates carried to the next step.
-        feasibility: multiply EI by a classifier's probability that a configuration runs.
+        extra_inputs: derived quantities fed to the kernel besides the parameters
+            (default: the space's ``model_inputs``).
+        feasibility: once some configurations have failed (unknown constraints: build
+            errors, out-of-resources launches), multiply EI by a GP classifier's
+            probability that a configuration runs.
         screen: "screen, then tune": after the initial design, fix the parameters whose
             total Sobol index has an upper bound below this threshold to their level in
             the best initial configuration (see :mod:`gpautotune.analysis.screening`).
@@ -78,6 +85,7 @@ class GPRStrategy(Strategy):
         init_method: Literal["sobol", "random", "lhs"] = "sobol",
         trend: str = "linear",
         kernel: Kernel = "matern52",
+        lengthscale_prior: Literal["gamma", "dim_scaled"] = "dim_scaled",
         acquisition: Acquisition = "logei",
         kappa: float = 0.3,
         noise: Literal["learned"] | float = "learned",
@@ -89,7 +97,8 @@ class GPRStrategy(Strategy):
         radius: int = 2,
         perturbations: int = 64,
         backlog: int = 200,
-        feasibility: bool = False,
+        feasibility: bool = True,
+        extra_inputs: list[str] | None = None,
         screen: float | None = None,
     ) -> None:
         super().__init__(space, seed=seed)
@@ -103,16 +112,26 @@ class GPRStrategy(Strategy):
         self.init_method, self.acquisition, self.kappa, self.feasibility = init_method, acquisition, kappa, feasibility
         self.trend = trend
         self.basis = build_basis(trend, space)
-        self.gp_settings = GPSettings(kernel=kernel, noise=noise, log_transform=log_transform, restarts=restarts)
+        self.extra_inputs = tuple(space.model_inputs if extra_inputs is None else extra_inputs)
+        unknown = [e for e in self.extra_inputs if e not in space.describe()["derived"]]
+        if unknown:
+            raise ConfigError(f"extra_inputs {unknown} are not derived quantities of the space; "
+                              f"derived: {sorted(space.describe()['derived'])}")
+        self.gp_settings = GPSettings(kernel=kernel, lengthscale_prior=lengthscale_prior, noise=noise,
+                                      log_transform=log_transform, restarts=restarts)
         self.pool_settings = PoolSettings(exhaustive_limit=exhaustive_limit, sample_size=sample_size, n_best=n_best,
                                           radius=radius, perturbations=perturbations, backlog=backlog)
-        self.gp = GPSurrogate(self.gp_settings, space.dims, self.basis.size)
+        self.gp = GPSurrogate(self.gp_settings, space.dims + len(self.extra_inputs), len(self.basis))
         self.pool = CandidatePool(space, self.pool_settings, seed)
         self._design: np.ndarray | None = None
         reference = self.pool._all if self.pool.exhaustive else sample_index(space, 1024, seed=self.seed)
-        h = self.basis(space.columns(reference))
-        self._h_mean = h.mean(axis=0) if len(h) else np.zeros(self.basis.size)
-        self._h_scale = np.where(h.std(axis=0) > 0, h.std(axis=0), 1.0) if len(h) else np.ones(self.basis.size)
+        cols = space.columns(reference)
+        h = self.basis(cols)
+        self._h_mean = h.mean(axis=0) if len(h) else np.zeros(len(self.basis))
+        self._h_scale = np.where(h.std(axis=0) > 0, h.std(axis=0), 1.0) if len(h) else np.ones(len(self.basis))
+        e = np.column_stack([cols[n] for n in self.extra_inputs]) if self.extra_inputs else np.zeros((1, 0))
+        self._e_low = e.min(axis=0)
+        self._e_span = np.where(np.ptp(e, axis=0) > 0, np.ptp(e, axis=0), 1.0)
         from gpautotune.analysis.screening import Screening  # "screen, then tune" (issue 7)
 
         self.screen, self.screening = screen, None if screen is None else Screening(screen)
@@ -121,7 +140,9 @@ class GPRStrategy(Strategy):
         return {
             "n_init": self.n_init, "init_method": self.init_method, "trend": self.trend,
             "acquisition": self.acquisition, "kappa": self.kappa, "feasibility": self.feasibility,
-            **{k: getattr(self.gp_settings, k) for k in ("kernel", "noise", "log_transform", "restarts")},
+            "extra_inputs": list(self.extra_inputs),
+            **{k: getattr(self.gp_settings, k) for k in ("kernel", "lengthscale_prior", "noise", "log_transform",
+                                                         "restarts")},
             **{k: getattr(self.pool_settings, k) for k in ("exhaustive_limit", "sample_size", "n_best", "radius",
                                                            "perturbations", "backlog")},
             **({"screen": self.screen} if self.screen is not None else {}),
@@ -129,12 +150,17 @@ class GPRStrategy(Strategy):
 
     # ------------------------------------------------------------ features
     def features(self, index: np.ndarray) -> np.ndarray:
-        """GP inputs: encoded parameters, then standardised trend features."""
-        enc = self.space.encode(index)
-        if not self.basis.size:
-            return enc
-        h = (self.basis(self.space.columns(index)) - self._h_mean) / self._h_scale
-        return np.hstack([enc, h])
+        """GP inputs: encoded parameters, extra inputs scaled to [0, 1], then standardised
+        trend features (the kernel sees the first two groups, the trend the last)."""
+        parts = [self.space.encode(index)]
+        if self.extra_inputs or len(self.basis):
+            cols = self.space.columns(index)
+            if self.extra_inputs:
+                e = np.column_stack([np.asarray(cols[n], dtype=float) for n in self.extra_inputs])
+                parts.append((e - self._e_low) / self._e_span)
+            if len(self.basis):
+                parts.append((self.basis(cols) - self._h_mean) / self._h_scale)
+        return np.hstack(parts)
 
     # ------------------------------------------------------------- propose
     def _propose(self, n: int) -> list[Proposal]:
@@ -232,7 +258,9 @@ class GPRStrategy(Strategy):
         from sklearn.gaussian_process.kernels import Matern
 
         X = self.space.encode([t.config for t in self.trials])
-        return GaussianProcessClassifier(kernel=Matern(nu=2.5), random_state=0).fit(X, labels)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return GaussianProcessClassifier(kernel=Matern(nu=2.5), random_state=0).fit(X, labels)
 
     def _weight(self, scores: np.ndarray, rows: np.ndarray, feasible: Any) -> np.ndarray:
         if feasible is None:

@@ -1,7 +1,30 @@
-"""Surrogate models: the GP with trend terms, and model formulas."""
+"""Surrogate models and their building blocks: the GP with trend terms, model formulas,
+linear fits."""
 
-from gpautotune.surrogate._formula import Basis, build_basis
+from gpautotune.surrogate._formula import SHORTCUTS, Basis, Term, build_basis
 from gpautotune.surrogate._gp import FitReport, GPSettings, GPSurrogate, SurrogateError
+from gpautotune.surrogate._linear import (
+    LinearFit,
+    Transform,
+    boxcox_lambda,
+    estimable_columns,
+    fit_linear,
+)
 from gpautotune.surrogate._trend import TrendMean
 
-__all__ = ["Basis", "FitReport", "GPSettings", "GPSurrogate", "SurrogateError", "TrendMean", "build_basis"]
+__all__ = [
+    "SHORTCUTS",
+    "Basis",
+    "FitReport",
+    "GPSettings",
+    "GPSurrogate",
+    "LinearFit",
+    "SurrogateError",
+    "Term",
+    "Transform",
+    "TrendMean",
+    "boxcox_lambda",
+    "build_basis",
+    "estimable_columns",
+    "fit_linear",
+]

@@ -60,6 +60,10 @@ class GPSettings:
 
     Attributes:
         kernel: Matérn ν=5/2 (default), ν=3/2, or RBF; one length-scale per dimension.
+        lengthscale_prior: ``gamma`` — Gamma(3, 6) on each length-scale (mode 0.33 of
+            the unit range: local structure, more uncertainty between measurements) — or
+            ``dim_scaled`` — LogNormal(√2 + log(d)/2, √3) (Hvarfner et al. 2024, BoTorch's
+            current default, which favours long length-scales, i.e. smooth functions).
         noise: ``"learned"`` (homoscedastic, with ``noise_floor``) or a fixed nugget
             variance (in standardised output units).
         noise_floor: lower bound of the learned noise variance.
@@ -75,6 +79,7 @@ class GPSettings:
     """
 
     kernel: Kernel = "matern52"
+    lengthscale_prior: Literal["gamma", "dim_scaled"] = "dim_scaled"
     noise: Literal["learned"] | float = "learned"
     noise_floor: float = 1e-6
     log_transform: bool = True
@@ -125,7 +130,10 @@ class GPSurrogate:
     # ----------------------------------------------------------------- build
     def _build(self, X: torch.Tensor, Y: torch.Tensor) -> SingleTaskGP:
         s, d = self.settings, self.d
-        prior = LogNormalPrior(loc=math.sqrt(2) + 0.5 * math.log(d), scale=math.sqrt(3))
+        if s.lengthscale_prior == "gamma":
+            prior = GammaPrior(3.0, 6.0)
+        else:
+            prior = LogNormalPrior(loc=math.sqrt(2) + 0.5 * math.log(d), scale=math.sqrt(3))
         common = dict(ard_num_dims=d, active_dims=tuple(range(d)), lengthscale_prior=prior,
                       lengthscale_constraint=GreaterThan(2.5e-2, transform=None, initial_value=prior.mode))
         base = RBFKernel(**common) if s.kernel == "rbf" else MaternKernel(nu=2.5 if s.kernel == "matern52" else 1.5, **common)

@@ -1,0 +1,58 @@
+"""GPR overhead: ask() time against the number of observations, and peak memory.
+
+Run: .venv/bin/python benchmarks/gpr_overhead.py [--sizes 50 120 250 500 1000] [--asks 3]
+
+For each size N, a GPR strategy is told N measured trials (a constrained Sobol sample of
+the problem, evaluated) and then asked for one configuration ``--asks`` times (each ask
+measures the candidate it proposes, so the model grows by one); the median wall time of
+those asks is reported (the first includes the fresh multi-start fit). Laplacian: K40c
+replay, exhaustive pool of ~23,000 configurations; 54 factors: ConstrainedBitsProblem,
+non-enumerable pool (sample + neighbourhoods + backlog).
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import time
+
+from gpautotune.problems import ConstrainedBitsProblem, laplacian_replay
+from gpautotune.strategies import make_strategy
+from gpautotune.tuner import TuningRun
+
+
+def time_asks(problem, n_obs: int, asks: int, seed: int = 0) -> list[float]:
+    strategy = make_strategy("gpr", problem.space, seed=seed)
+    run = TuningRun(problem, strategy, budget=n_obs + asks)
+    design = problem.space.sample(n_obs, method="sobol", seed=seed + 1)
+    for config in design:  # measured data, told as if the run had measured it
+        run.tell(config, problem.evaluate(config))
+    times = []
+    for _ in range(asks):
+        t0 = time.perf_counter()
+        (config,) = run.ask(1)
+        times.append(time.perf_counter() - t0)
+        run.tell(config, problem.evaluate(config))
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="+", default=[50, 120, 250, 500, 1000])
+    parser.add_argument("--bits-sizes", type=int, nargs="+", default=[64, 245])
+    parser.add_argument("--asks", type=int, default=3)
+    args = parser.parse_args()
+    print("| problem | observations | median ask() s | min | max |")
+    print("|---|---|---|---|---|")
+    for label, problem, sizes in (("laplacian (exhaustive pool)", laplacian_replay(), args.sizes),
+                                  ("54-factor constrained bits", ConstrainedBitsProblem(), args.bits_sizes)):
+        for n in sizes:
+            times = time_asks(problem, n, args.asks)
+            print(f"| {label} | {n} | {statistics.median(times):.3f} | {min(times):.3f} | {max(times):.3f} |", flush=True)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"\npeak resident memory of the process: {peak:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,218 @@
+"""The numbers of a comparison report: per problem, strategy and budget checkpoint.
+
+:func:`analyse` reads a journal and returns a :class:`ComparisonReport` holding three
+tables (pandas):
+
+* ``summary`` — per problem, strategy label and checkpoint ``b``: repetitions, mean,
+  median, min, max and 95% t-interval of the mean of the best value found within ``b``
+  evaluations (and of the slowdown ``best / optimum`` when the optimum is known and
+  positive), mean and max budget used, mean position of the best trial, Willemsen score;
+* ``pairwise`` — per problem, checkpoint and strategy: the difference of its mean
+  (slowdown, else value) from the reference strategy's, with a bootstrap 95% interval,
+  the relative difference, the Mann-Whitney p-value, ``P(better)`` and a verdict that
+  separates statistically from practically better;
+* ``curves`` — per problem, strategy and budget 1..B: mean best-so-far, its 95% band, the
+  random-search expectation and the score (problems with a known optimum).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from gpautotune.analysis._runs import Group, ProblemInfo, RunTable, load_runs
+from gpautotune.analysis._stats import compare_samples, describe, mean_ci, verdict
+from gpautotune.analysis._willemsen import expected_random_best, willemsen_score
+
+__all__ = ["ComparisonReport", "RandomBaseline", "analyse", "random_baseline"]
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RandomBaseline:
+    """Random search's expected best per budget 1..B, and where it comes from."""
+
+    values: np.ndarray
+    source: str
+
+
+@dataclass(frozen=True)
+class ComparisonReport:
+    """The tables of a comparison (see the module docstring) and what they came from."""
+
+    runs: RunTable
+    checkpoints: dict[str, list[int]]
+    reference: dict[str, str]
+    summary: pd.DataFrame
+    pairwise: pd.DataFrame
+    curves: pd.DataFrame
+    baselines: dict[str, RandomBaseline] = field(default_factory=dict)
+    practical: float = 0.01
+
+    @property
+    def problems(self) -> list[str]:
+        return list(dict.fromkeys(g.problem for g in self.runs.groups))
+
+    def write(self, out_dir: str | os.PathLike[str]) -> list[Path]:
+        """Write CSV and Markdown tables and PNG figures into ``out_dir`` (see
+        :func:`gpautotune.analysis.write_report`)."""
+        from gpautotune.analysis._report import write_files
+
+        return write_files(self, out_dir)
+
+
+def random_baseline(info: ProblemInfo, groups: Sequence[Group], horizon: int) -> RandomBaseline | None:
+    """The exact expectation from the problem's measured table when the catalog can
+    rebuild a problem that has one (``measured_values()``: replay problems), else the mean
+    curve of the journal's ``random`` runs; None without a known optimum."""
+    if info.optimum is None:
+        return None
+    if info.section is not None:
+        try:
+            from gpautotune.comparison import resolve_problem
+            from gpautotune.config import Section
+
+            problem = resolve_problem(Section(**info.section))
+            values = getattr(problem, "measured_values", None)
+            if callable(values):
+                return RandomBaseline(expected_random_best(values(), np.arange(1, horizon + 1)), "exact (measured table)")
+        except Exception as exc:  # noqa: BLE001 - e.g. the table is not on this machine: fall back
+            _log.warning("cannot rebuild problem %s for the exact random baseline: %s", info.name, exc)
+    rs = [g for g in groups if g.strategy == "random" and g.repetitions >= 2]
+    if rs:
+        g = max(rs, key=lambda g: g.repetitions)
+        mean = np.array([np.nanmean(col) if np.isfinite(col).any() else np.nan for col in g.curves.T])
+        return RandomBaseline(mean[:horizon], f"estimated ({g.repetitions} runs of {g.label})")
+    return None
+
+
+def _scale(info: ProblemInfo) -> float | None:
+    """1 / optimum when slowdowns are defined (a known, positive optimum)."""
+    return 1.0 / info.optimum if info.optimum is not None and info.optimum > 0 else None
+
+
+def _best_at(g: Group, b: int) -> np.ndarray:
+    """1-based position of the best trial within the first ``b`` (repetitions with a value at b)."""
+    c = g.curves[:, :b]
+    final = c[:, b - 1]
+    rows = ~np.isnan(final)
+    return np.argmax(c[rows] == final[rows, None], axis=1) + 1.0
+
+
+def _summary_rows(problem: str, groups: Sequence[Group], checkpoints: Sequence[int], scale: float | None,
+                  scores: dict[str, np.ndarray]) -> list[dict]:
+    rows = []
+    for g in groups:
+        for b in checkpoints:
+            values = g.at(b)
+            reached = g.budgets >= b
+            used = np.minimum(g.used[reached], b) if reached.any() else np.array([np.nan])
+            s = describe(values)
+            row = {"problem": problem, "strategy": g.label, "budget": b, "n": s.n, "mean": s.mean, "median": s.median,
+                   "min": s.min, "max": s.max, "ci_low": s.ci_low, "ci_high": s.ci_high}
+            sd = describe(values * scale) if scale is not None else None
+            for key in ("mean", "median", "min", "max", "ci_low", "ci_high"):
+                row[f"slowdown_{key}"] = getattr(sd, key) if sd is not None else math.nan
+            best_at = _best_at(g, b) if b <= g.horizon else np.empty(0)
+            row.update(used_mean=float(np.mean(used)), used_max=float(np.max(used)),
+                       best_at_mean=float(best_at.mean()) if len(best_at) else math.nan,
+                       score=float(scores[g.label][b - 1]) if g.label in scores and b <= len(scores[g.label])
+                       else math.nan)
+            rows.append(row)
+    return rows
+
+
+def _pairwise_rows(problem: str, groups: Sequence[Group], reference: str, checkpoints: Sequence[int],
+                   scale: float | None, practical: float) -> list[dict]:
+    ref = next(g for g in groups if g.label == reference)
+    rows = []
+    for b in checkpoints:
+        y = ref.at(b) * (scale or 1.0)
+        for g in groups:
+            if g.label == reference:
+                continue
+            d = compare_samples(g.at(b) * (scale or 1.0), y)
+            rows.append({"problem": problem, "strategy": g.label, "reference": reference, "budget": b,
+                         "metric": "slowdown" if scale is not None else "value", "n": d.n, "n_ref": d.n_ref,
+                         "mean": d.mean, "mean_ref": d.mean_ref, "diff": d.diff, "diff_ci_low": d.ci_low,
+                         "diff_ci_high": d.ci_high, "relative_diff": d.relative, "mannwhitney_u": d.u,
+                         "p_value": d.p_value, "p_better": d.p_better,
+                         "verdict": verdict(d, practical=practical)})
+    return rows
+
+
+def _curve_rows(problem: str, groups: Sequence[Group], baseline: RandomBaseline | None,
+                optimum: float | None) -> tuple[list[dict], dict[str, np.ndarray]]:
+    rows, scores = [], {}
+    for g in groups:
+        cols = [col[~np.isnan(col)] for col in g.curves.T]
+        mean = np.array([col.mean() if len(col) else np.nan for col in cols])
+        ci = np.array([mean_ci(col) for col in cols]).reshape(-1, 2)
+        random = np.full(g.horizon, np.nan)
+        if baseline is not None:
+            n = min(g.horizon, len(baseline.values))
+            random[:n] = baseline.values[:n]
+            scores[g.label] = willemsen_score(mean, random, optimum)
+        score = scores.get(g.label, np.full(g.horizon, np.nan))
+        rows += [{"problem": problem, "strategy": g.label, "budget": b + 1, "n": len(cols[b]), "mean": mean[b],
+                  "ci_low": ci[b, 0], "ci_high": ci[b, 1], "random": random[b], "score": score[b]}
+                 for b in range(g.horizon)]
+    return rows, scores
+
+
+def _checkpoints(requested: Sequence[int] | None, horizon: int) -> list[int]:
+    if requested:
+        kept = sorted({int(c) for c in requested if 1 <= c <= horizon})
+        return kept or [horizon]
+    from gpautotune.comparison import default_checkpoints
+
+    return default_checkpoints(horizon)
+
+
+def _reference(groups: Sequence[Group], requested: str | None) -> str:
+    labels = [g.label for g in groups]
+    if requested in labels:
+        return requested  # type: ignore[return-value]
+    if requested is not None:
+        _log.warning("reference %r has no runs here; using another strategy", requested)
+    return next((g.label for g in groups if g.strategy == "random"), labels[0])
+
+
+def analyse(db_path: str | os.PathLike[str], *, reference: str | None = None,
+            checkpoints: Sequence[int] | None = None, practical: float = 0.01) -> ComparisonReport:
+    """Compute the report tables of every problem and strategy in a journal.
+
+    Args:
+        db_path: the journal (a comparison's ``storage``, or any journal).
+        reference: the strategy label others are compared with (default: ``random`` runs
+            if present, else the first label of each problem).
+        checkpoints: budgets to tabulate (default: quarters of each problem's budget).
+        practical: the relative difference of means below which a significant difference
+            is reported as "not practically" better or worse.
+    """
+    runs = load_runs(db_path)
+    summary, pairwise, curves = [], [], []
+    chosen, refs, baselines = {}, {}, {}
+    for problem in dict.fromkeys(g.problem for g in runs.groups):
+        groups = runs.of(problem)
+        info = runs.problems.get(problem, ProblemInfo(problem, None))
+        horizon = max(g.horizon for g in groups)
+        chosen[problem] = _checkpoints(checkpoints, horizon)
+        refs[problem] = _reference(groups, reference)
+        baseline = random_baseline(info, groups, horizon)
+        if baseline is not None:
+            baselines[problem] = baseline
+        rows, scores = _curve_rows(problem, groups, baseline, info.optimum)
+        curves += rows
+        summary += _summary_rows(problem, groups, chosen[problem], _scale(info), scores)
+        pairwise += _pairwise_rows(problem, groups, refs[problem], chosen[problem], _scale(info), practical)
+    return ComparisonReport(runs, chosen, refs, pd.DataFrame(summary), pd.DataFrame(pairwise), pd.DataFrame(curves),
+                            baselines, practical)

@@ -1,0 +1,127 @@
+"""A generational genetic algorithm (GA) over the level indices of a space."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpautotune.exceptions import ConfigError
+from gpautotune.space import Space
+from gpautotune.strategies._registry import register
+from gpautotune.strategies._stepwise import StepwiseStrategy
+from gpautotune.strategies._subspace import Subspace
+
+__all__ = ["GeneticAlgorithm"]
+
+_TRIES = 50
+
+
+@register("genetic")
+class GeneticAlgorithm(StepwiseStrategy):
+    """Genetic algorithm with BOAST's settings (seed 000 §6: population 20, mutation 0.1).
+
+    Generation 0 is ``population`` uniformly random valid configurations. Each next
+    generation keeps the ``elitism`` best members unchanged (not measured again) and
+    fills the rest with children: two parents picked by binary tournaments (the better
+    of two random members, failed members losing), uniform crossover (each gene from
+    either parent with probability 1/2) and mutation (each gene, with probability
+    ``mutation``, redrawn uniformly among its levels). A child that violates the
+    predicates is bred again; with ``twin_removal`` a child identical to any
+    configuration already generated (or to a sibling) is bred again too, so every
+    generation measures new points. After a few failed tries a uniformly random unseen
+    valid configuration takes the child's place. Generations go on until the budget is
+    spent. Real parameters mutate to a uniform position.
+
+    Args:
+        population: members per generation.
+        mutation: per-gene mutation probability.
+        elitism: best members copied unchanged into the next generation.
+        twin_removal: breed again children that duplicate a known configuration.
+    """
+
+    def __init__(
+        self,
+        space: Space,
+        *,
+        seed: int | None = None,
+        population: int = 20,
+        mutation: float = 0.1,
+        elitism: int = 1,
+        twin_removal: bool = True,
+    ) -> None:
+        if population < 2 or not 0.0 <= mutation <= 1.0 or not 0 <= elitism < population:
+            raise ConfigError(
+                f"genetic: need population >= 2, 0 <= mutation <= 1 and 0 <= elitism < population; "
+                f"got population={population}, mutation={mutation}, elitism={elitism}"
+            )
+        super().__init__(space, seed=seed)
+        self.population, self.mutation, self.elitism = int(population), float(mutation), int(elitism)
+        self.twin_removal = bool(twin_removal)
+        self.generation = -1
+        self._members: np.ndarray | None = None
+
+    def settings(self) -> dict[str, object]:
+        return {"population": self.population, "mutation": self.mutation, "elitism": self.elitism,
+                "twin_removal": self.twin_removal}
+
+    def _info(self) -> dict[str, object]:
+        return {"generation": self.generation}
+
+    def _step(self) -> np.ndarray | None:
+        self.generation += 1
+        if self._members is None:
+            first = Subspace(self.space).sample(self.population, self.rng, exclude=self.history)
+            self._members = first
+            return first if len(first) else None
+        fitness = self._fitness(self._members)
+        elite = self._members[np.argsort(fitness, kind="stable")[: self.elitism]]
+        children = self._breed(self._members, fitness, self.population - len(elite))
+        if len(children) == 0:
+            return None
+        self._members = np.concatenate([elite, children])
+        return children
+
+    def _fitness(self, members: np.ndarray) -> np.ndarray:
+        values = [self.value(k) for k in self.keys(members)]
+        return np.array([np.inf if v is None else v for v in values])
+
+    def _breed(self, members: np.ndarray, fitness: np.ndarray, count: int) -> np.ndarray:
+        children: list[np.ndarray] = []
+        taken: set[object] = set()
+        for _ in range(count):
+            child = self._child(members, fitness, taken)
+            if child is None:
+                child = self._random_unseen(taken)
+            if child is None:
+                break
+            taken.add(self.keys(child[None, :])[0])
+            children.append(child)
+        return np.asarray(children).reshape(-1, self.space.dims)
+
+    def _child(self, members: np.ndarray, fitness: np.ndarray, taken: set[object]) -> np.ndarray | None:
+        for _ in range(_TRIES):
+            a, b = self._tournament(fitness), self._tournament(fitness)
+            genes = np.where(self.rng.random(self.space.dims) < 0.5, members[a], members[b])
+            genes = self._mutate(genes)
+            if not self.space.valid_mask(genes[None, :])[0]:
+                continue
+            key = self.keys(genes[None, :])[0]
+            if key in taken or (self.twin_removal and key in self.history):
+                continue
+            return genes
+        return None
+
+    def _tournament(self, fitness: np.ndarray) -> int:
+        i, j = self.rng.integers(len(fitness), size=2)
+        return int(i if fitness[i] <= fitness[j] else j)
+
+    def _mutate(self, genes: np.ndarray) -> np.ndarray:
+        genes = genes.copy()
+        for j, p in enumerate(self.space.parameters):
+            if self.rng.random() < self.mutation:
+                genes[j] = self.rng.integers(p.n_levels) if p.is_discrete else self.rng.random()
+        return genes
+
+    def _random_unseen(self, taken: set[object]) -> np.ndarray | None:
+        exclude = set(self.history) | taken
+        row = Subspace(self.space).sample(1, self.rng, exclude=exclude)
+        return row[0] if len(row) else None

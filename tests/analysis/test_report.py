@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from rich.table import Table
+
+from gpautotune.analysis import (
+    analyse,
+    expected_random_best,
+    load_runs,
+    summary_table,
+    write_report,
+)
+from gpautotune.comparison import resolve_problem
+from gpautotune.config import Section
+from gpautotune.problems import Measurement, Status
+from gpautotune.space import IntRange, Space
+from gpautotune.storage import record_problem
+from gpautotune.tuner import TuningRun, tune
+
+NAN = np.nan
+# label -> strategy, [(seed, values)]; None is a failed evaluation
+RUNS = {
+    "A": ("random", [(0, [None, 5, 3, 4]), (1, [2, 6, 1, 7]), (2, [4, 4, 4, 0.5])]),
+    "B": ("sobol", [(0, [1, 2, 3, 4]), (1, [3, 2, 1, 1.5])]),
+}
+
+
+@pytest.fixture
+def journal(tmp_path):
+    """A journal of hand-made runs on a 10-point space, plus one unfinished run."""
+    db = tmp_path / "j.db"
+    space = Space([IntRange("x", 0, 9)], name="toy")
+    for label, (strategy, runs) in RUNS.items():
+        for seed, values in runs:
+            run = TuningRun(space, strategy, storage=db, seed=seed, budget=4, label=label)
+            for x, v in enumerate(values):
+                run.tell({"x": x}, Measurement.failure(Status.RUN_ERROR) if v is None else v)
+            run.finish()
+    TuningRun(space, "random", storage=db, seed=9, budget=4, label="A").tell({"x": 0}, 0.1)  # unfinished
+    record_problem(db, "toy", {}, {"name": "booth"}, 0.5)
+    return db
+
+
+def test_best_so_far_curves(journal):
+    runs = load_runs(journal)
+    assert runs.unfinished == 1 and runs.labels() == ["A", "B"]
+    a = runs.of("toy")[0]
+    np.testing.assert_array_equal(a.curves, [[NAN, 5, 3, 3], [2, 2, 1, 1], [4, 4, 4, 0.5]])
+    assert a.at(1).tolist() == [2, 4] and a.used.tolist() == [4, 4, 4] and a.best_at.tolist() == [3, 3, 4]
+    assert runs.problems["toy"].optimum == 0.5
+
+
+def test_summary_pairwise_and_score(journal):
+    report = analyse(journal, checkpoints=[2, 4])
+    s = report.summary.set_index(["strategy", "budget"])
+    a4 = s.loc[("A", 4)]
+    assert (a4["n"], a4["mean"], a4["median"], a4["min"], a4["max"]) == (3, 1.5, 1.0, 0.5, 3.0)
+    assert a4["slowdown_mean"] == pytest.approx(3.0) and a4["slowdown_max"] == pytest.approx(6.0)
+    assert a4["best_at_mean"] == pytest.approx(10 / 3) and a4["used_mean"] == 4 and a4["used_max"] == 4
+    assert s.loc[("A", 2)]["mean"] == pytest.approx(11 / 3)
+    assert s.loc[("B", 2)]["best_at_mean"] == pytest.approx(1.5)
+    assert report.reference == {"toy": "A"}  # the random strategy
+    p = report.pairwise
+    assert p["strategy"].tolist() == ["B", "B"] and set(p["metric"]) == {"slowdown"}
+    assert p.loc[p["budget"] == 4, "diff"].item() == pytest.approx((1 + 1) / 2 / 0.5 - 3.0)
+    # no table to rebuild: the baseline is A's mean curve, so A scores 0 wherever defined
+    assert report.baselines["toy"].source.startswith("estimated")
+    a_scores = report.curves[report.curves["strategy"] == "A"]["score"].dropna()
+    assert len(a_scores) == 4 and np.allclose(a_scores, 0.0)
+
+
+def test_written_files_and_terminal_table(journal, tmp_path):
+    paths = write_report(journal, tmp_path / "out", checkpoints=[2, 4], reference="B")
+    names = {p.name for p in paths}
+    assert names == {"summary.csv", "pairwise.csv", "curves.csv", "report.md", "toy-histogram.png",
+                     "toy-best-so-far.png", "toy-score.png"}
+    for p in paths:
+        if p.suffix == ".png":
+            assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(pd.read_csv(tmp_path / "out" / "summary.csv")) == 4
+    assert pd.read_csv(tmp_path / "out" / "pairwise.csv")["reference"].unique().tolist() == ["B"]
+    text = (tmp_path / "out" / "report.md").read_text()
+    assert "## toy" in text and "Against B" in text and "![toy-score.png](toy-score.png)" in text
+    table = summary_table(analyse(journal))
+    assert isinstance(table, Table) and table.row_count == 2
+
+
+def test_replay_problems_get_the_exact_random_baseline(tmp_path):
+    data = tmp_path / "table.csv"
+    values = np.array([7.0, 3.0, 9.0, 1.0, 4.0, 4.0, 8.0, 2.0, 6.0, 5.0])
+    pd.DataFrame({"x": np.arange(10), "t": values}).to_csv(data, index=False)
+    section = {"name": "replay", "data": str(data), "objective": "t",
+               "parameters": [{"name": "x", "kind": "int", "low": 0, "high": 9}]}
+    problem = resolve_problem(Section(**section))
+    db = tmp_path / "r.db"
+    for seed in range(3):
+        tune(problem, "random", 6, storage=db, seed=seed, label="RS")
+    record_problem(db, problem.name, problem.describe(), section, problem.optimum)
+    report = analyse(db)
+    assert report.baselines["replay"].source.startswith("exact")
+    random = report.curves["random"].to_numpy()
+    assert np.allclose(random, expected_random_best(values, np.arange(1, 7)))
+    assert report.summary["slowdown_mean"].notna().all()  # optimum 1.0 is known

@@ -1,0 +1,127 @@
+"""The contract every registered strategy must honour (Optuna-style shared suite).
+
+Parametrised over :func:`available_strategies`, so a newly registered strategy is
+checked without editing this file: only valid configurations, never one twice, never
+more than the budget, the same trials for the same seed (also across a resume),
+failures tolerated, on a small enumerable space and on the 54-factor constrained one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from gpautotune.problems import ConstrainedBitsProblem, Measurement, Problem, Status
+from gpautotune.space import Boolean, IntRange, Space
+from gpautotune.strategies import available_strategies
+from gpautotune.tuner import tune
+
+STRATEGIES = available_strategies()
+
+#: Smaller settings for strategies whose defaults are sized for real budgets (speed only).
+FAST: dict[str, dict[str, Any]] = {
+    "two-stage": {"samples": 10, "ensemble": 3, "hidden": 8, "candidates": 2000},
+    "dlmt": {"candidates": 1000, "restarts": 2},
+    "lm": {"candidates": 2000},
+    "qr": {"candidates": 2000},
+    "gpr": {"n_init": 8, "restarts": 0, "sample_size": 300, "perturbations": 16},
+}
+
+
+class FlakyGrid(Problem):
+    """A small constrained grid (3 factors, 140 valid points) whose evaluations fail for
+    about a third of the configurations (``run_error``) and, with ``fail_all``, always."""
+
+    name = "flaky-grid"
+
+    def __init__(self, fail_all: bool = False) -> None:
+        self.fail_all = fail_all
+        self.space = Space(
+            [IntRange("a", 0, 11), IntRange("b", 0, 11), Boolean("c")],
+            constraints=["a + b <= 13", "(a + b) % 2 == 0 or c"],
+            name="flaky-grid",
+        )
+
+    def evaluate(self, config: dict[str, Any]) -> Measurement:
+        index = self.space.to_index([config])
+        if not self.space.valid_mask(index)[0]:
+            return Measurement.failure(Status.INVALID, "violates the constraints")
+        a, b, c = config["a"], config["b"], int(config["c"])
+        if self.fail_all or (3 * a + 5 * b + c) % 3 == 0:
+            return Measurement.failure(Status.RUN_ERROR, "simulated crash")
+        return Measurement.success(1.0 + (a - 7) ** 2 + 0.5 * (b - 3) ** 2 + 2.0 * c)
+
+
+def _run(name: str, problem: Problem, budget: int, seed: int = 0, **kwargs: Any):
+    return tune(problem, name, budget, seed=seed, strategy_options=FAST.get(name), **kwargs)
+
+
+def _check_trials(problem: Problem, result, budget: int) -> None:
+    configs = [t.config for t in result.trials]
+    assert 1 <= result.used <= budget
+    index = problem.space.to_index(configs)
+    assert problem.space.valid_mask(index).all(), "a strategy proposed an invalid configuration"
+    keys = problem.space.row_keys(index).tolist()
+    assert len(set(keys)) == len(keys), "a strategy proposed a configuration twice"
+
+
+@pytest.fixture(scope="module")
+def bits() -> ConstrainedBitsProblem:
+    return ConstrainedBitsProblem()
+
+
+@pytest.mark.parametrize("name", STRATEGIES)
+def test_enumerable_space_with_failures(name: str) -> None:
+    problem = FlakyGrid()
+    result = _run(name, problem, 40)
+    _check_trials(problem, result, 40)
+    failed = [t for t in result.trials if not t.ok]
+    assert all(t.status is Status.RUN_ERROR for t in failed)
+    if result.used == 1:  # one-shot rules (round-robin) may hit a failing configuration
+        return
+    assert result.best is not None and result.best_value >= 1.0
+
+
+@pytest.mark.parametrize("name", STRATEGIES)
+def test_non_enumerable_space(name: str, bits: ConstrainedBitsProblem) -> None:
+    result = _run(name, bits, 30)
+    _check_trials(bits, result, 30)
+    assert result.best_value >= bits.optimum - 1e-9
+
+
+@pytest.mark.parametrize("name", STRATEGIES)
+def test_same_seed_same_trials(name: str) -> None:
+    first, second = (_run(name, FlakyGrid(), 25, seed=7) for _ in range(2))
+    assert [t.config for t in first.trials] == [t.config for t in second.trials]
+
+
+@pytest.mark.parametrize("name", STRATEGIES)
+def test_resume_continues_the_same_run(name: str, tmp_path) -> None:
+    whole = _run(name, FlakyGrid(), 45, seed=3)
+    path = tmp_path / "journal.db"
+    _run(name, FlakyGrid(), 28, seed=3, storage=path)
+    resumed = _run(name, FlakyGrid(), 45, seed=3, storage=path)
+    assert [t.config for t in resumed.trials] == [t.config for t in whole.trials]
+
+
+@pytest.mark.parametrize("name", STRATEGIES)
+def test_everything_failing_terminates(name: str) -> None:
+    problem = FlakyGrid(fail_all=True)
+    result = _run(name, problem, 15)
+    assert result.used <= 15 and result.best is None
+    _check_trials(problem, result, 15)
+
+
+def test_suite_covers_the_baselines() -> None:
+    expected = {"random", "sobol", "lhs", "greedy", "greedy-restart", "genetic", "annealing",
+                "lm", "qr", "dlmt", "two-stage"}
+    assert expected <= set(STRATEGIES)
+
+
+def test_flaky_grid_is_what_the_suite_assumes() -> None:
+    problem = FlakyGrid()
+    valid = problem.space.enumerate()
+    outcomes = [problem.evaluate(c).ok for c in valid]
+    assert 100 < len(valid) < 200 and 0.2 < 1 - np.mean(outcomes) < 0.5
