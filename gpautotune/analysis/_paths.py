@@ -16,9 +16,10 @@ consistent function, which estimators that evaluate ``f`` on several designs nee
   ``gen_kernel_features``), ``w_p ~ N(0, I)``, ``ε_p ~ N(0, Σ)`` and ``m`` the fitted
   trend mean. Every path gets its **own** random frequencies (a batch of ``P`` kernels),
   so the approximation error of the features is independent between paths: the
-  ensemble's mean and covariance equal the exact posterior's, whatever ``rff_features``
-  (with frequencies shared by all paths, as ``draw_matheron_paths`` does, the posterior
-  variance of a densely sampled region was off by a factor 0.5-1.3 in our checks).
+  ensemble's mean and covariance equal the exact posterior's (in expectation over the
+  frequencies), whatever ``rff_features``. With frequencies shared by all paths, as
+  ``draw_matheron_paths`` does, the error is common to the ensemble and biases its
+  variance, most where data are dense and the posterior variance is a small remainder.
 * :class:`PosteriorMean` — the GP's posterior mean (``P = 1``): the fitted model as a
   point estimate, which is what seed 003 analysed.
 
