@@ -61,7 +61,10 @@ def run_space(record: RunRecord) -> Space:
     spec = record.settings["space"]
     try:
         derived = _dependency_order(spec["derived"], [p["name"] for p in spec["parameters"]])
-        return space_from_spec(spec["parameters"], spec["constraints"], derived, spec.get("name"))
+        space = space_from_spec(spec["parameters"], spec["constraints"], derived, spec.get("name"))
+        inputs = spec.get("model_inputs") or ()
+        return Space(space.parameters, spec["constraints"], derived, spec.get("name"), model_inputs=inputs) if inputs \
+            else space
     except GPAutotuneError as exc:
         reason = str(exc)
     from gpautotune.problems._registry import problem_factory

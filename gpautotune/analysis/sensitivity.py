@@ -48,6 +48,8 @@ __all__ = ["Domain", "SobolResult", "sobol_indices", "surrogate_indices", "strat
 
 _log = logging.getLogger(__name__)
 Domain = Literal["box", "valid"]
+#: Fitted noise variance (standardised output units) above which a warning is logged.
+NOISE_WARNING = 0.1
 
 
 @dataclass(frozen=True, eq=False)
@@ -176,12 +178,17 @@ def surrogate_indices(
     sampler = PosteriorPaths(gp, features, paths, seed=seed, rff_features=rff_features,
                              bayesian_trend=bayesian_trend, hyperparameters=hyperparameters)
     result = sobol_indices(sampler, space, bootstrap=bootstrap, second_order=second_order, **common)
-    if not mean_function:
-        return result
-    plug_in = sobol_indices(PosteriorMean(gp, features), space, bootstrap=0, **common)
-    table = result.table.assign(S1_mean_fn=plug_in.table["S1"].to_numpy(), ST_mean_fn=plug_in.table["ST"].to_numpy())
-    return SobolResult(table, result.second_order, result.domain, result.method,
-                       result.evaluations + plug_in.evaluations, result.confidence)
+    noise = float(gp.model.likelihood.noise.detach().mean())
+    if noise > NOISE_WARNING:
+        _log.warning("the GP attributes %.0f%% of the output variance to noise: if the objective is deterministic, "
+                     "effects may have been mistaken for noise and the intervals may miss them", 100 * noise)
+    table, evaluations = result.table, result.evaluations
+    if mean_function:
+        plug_in = sobol_indices(PosteriorMean(gp, features), space, bootstrap=0, **common)
+        table = table.assign(S1_mean_fn=plug_in.table["S1"].to_numpy(), ST_mean_fn=plug_in.table["ST"].to_numpy())
+        evaluations += plug_in.evaluations
+    method = f"{result.method}; fitted noise variance {noise:.3g} of the standardised output"
+    return SobolResult(table, result.second_order, result.domain, method, evaluations, result.confidence)
 
 
 def strategy_indices(strategy: GPRStrategy, **options: Any) -> SobolResult:

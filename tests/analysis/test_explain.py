@@ -45,6 +45,9 @@ def test_explain_run_refits_with_the_run_settings_and_writes_a_chart(tmp_path):
     assert table.attrs["run_id"] == 2 and table.attrs["strategy"] == "gpr" and table.attrs["n_trials"] == 9
     assert sorted(table["parameter"]) == sorted(ScreeningProblem().space.names)
     assert (table["ST_low"] <= table["ST"]).all() and (table["ST"] <= table["ST_high"]).all()
+    valid, _ = explain_run(db, 2, domain="valid", n=128, paths=4, bootstrap=10)
+    assert valid.attrs["domain"] == "valid" and "valid set" in valid.attrs["method"]
+    assert valid.set_index("parameter").loc["x5", "rank"] == 1  # 3.1 x5 dominates the objective
     console = Console(record=True, width=140)
     console.print(indices_table(table, title="run 1", screen=0.05))
     text = console.export_text()
@@ -54,3 +57,15 @@ def test_explain_run_refits_with_the_run_settings_and_writes_a_chart(tmp_path):
 def test_missing_journal_is_a_user_error(tmp_path):
     with pytest.raises(GPAutotuneError, match="does not exist"):
         explain_run(tmp_path / "nope.db")
+
+
+def test_model_inputs_survive_the_round_trip(tmp_path):
+    from gpautotune.space import IntRange, Space
+    from gpautotune.tuner import TuningRun
+
+    space = Space([IntRange("a", 1, 4), IntRange("b", 1, 4)], derived={"ratio": "a / b"}, model_inputs=["ratio"])
+    run = TuningRun(space, "random", storage=tmp_path / "runs.db", seed=0, budget=2)
+    for config in run.ask(2):
+        run.tell(config, 1.0)
+    record, _ = load_run(tmp_path / "runs.db")
+    assert run_space(record).describe() == space.describe()

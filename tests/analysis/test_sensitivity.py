@@ -130,3 +130,4 @@ def test_gp_on_200_points_g_function_intervals_contain_the_truth():
     assert inside(table, "S1", s1)[big].all() and inside(table, "ST", st)[big].all()
     assert inside(table, "S1", s1, slack=0.01).all() and inside(table, "ST", st, slack=0.01).all()
     assert table.sort_values("rank")["parameter"].tolist()[:3] == ["x1", "x2", "x3"]
+
