@@ -26,7 +26,13 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
-from gpautotune.acquisition import Acquisition, CandidatePool, PoolSettings, make_acquisition, score_candidates
+from gpautotune.acquisition import (
+    Acquisition,
+    CandidatePool,
+    PoolSettings,
+    make_acquisition,
+    score_candidates,
+)
 from gpautotune.exceptions import ConfigError
 from gpautotune.space import Space
 from gpautotune.space._sampling import sample_index
