@@ -119,17 +119,13 @@ def main() -> None:
         sizes.to_csv(args.out / "sizes.csv", index=False)
         print(sizes.to_string(index=False))
     path = args.out / "sample.csv"
-    old = pd.read_csv(path) if path.exists() else pd.DataFrame()
-    new = []
-    for name in args.kernels:
-        new.extend(measure_kernel(name, args.per_kernel, args.seed, args))
-    frame = pd.DataFrame(new)
-    if len(old):
-        old = old[~old.kernel.isin(args.kernels)]
-        frame = pd.concat([old, frame], ignore_index=True)
-    order = {k: i for i, k in enumerate(KERNEL_NAMES)}
-    frame = frame.sort_values(["kernel", "sample"], key=lambda c: c.map(order) if c.name == "kernel" else c)
-    frame.to_csv(path, index=False)
+    for name in args.kernels:  # saved after each kernel, so a killed run keeps what it measured
+        rows = measure_kernel(name, args.per_kernel, args.seed, args)
+        old = pd.read_csv(path) if path.exists() else pd.DataFrame(columns=["kernel"])
+        frame = pd.concat([old[old.kernel != name], pd.DataFrame(rows)], ignore_index=True)
+        order = {k: i for i, k in enumerate(KERNEL_NAMES)}
+        frame = frame.sort_values(["kernel", "sample"], key=lambda c: c.map(order) if c.name == "kernel" else c)
+        frame.to_csv(path, index=False)
     summary = summarise(frame)
     summary.to_csv(args.out / "sample_summary.csv", index=False)
     print(summary.to_string(index=False))

@@ -10,7 +10,14 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from gpautotune.exceptions import GPAutotuneError
@@ -245,27 +252,33 @@ def compare(
     db: Annotated[str | None, typer.Option(help="journal replacing the file's storage")] = None,
     out: Annotated[Path | None, typer.Option(help="report folder (default: beside the journal)")] = None,
     reference: Annotated[str | None, typer.Option(help="strategy label the others are compared with")] = None,
+    only: Annotated[list[str] | None, typer.Option(help="run only the strategies with this label (repeatable)")] = None,
 ) -> None:
     """Run (or resume) a repeated comparison on Dask, then write its report."""
     from gpautotune.analysis import analyse, summary_table
+    from gpautotune.comparison import load_comparison
     from gpautotune.execution._compare import run_comparison
 
+    cfg = load_comparison(config)
     with _progress() as progress:
         task = progress.add_task("repetitions", total=None, best="-")
 
         def on_progress(done: int, total: int, outcome: Any) -> None:
             progress.update(task, completed=done, total=total)
 
-        result = run_comparison(config, scheduler=scheduler, workers=workers, progress=on_progress, storage=db)
+        result = run_comparison(config, scheduler=scheduler, workers=workers, progress=on_progress,
+                                only=only or None, storage=db)
     console.print(f"{result.completed}/{result.total} repetitions finished ({result.skipped} already in the journal), "
                   f"{len(result.failed)} failed, {result.wall_s:.0f} s on {result.workers} workers")
     for outcome in result.failed[:5]:
         console.print(f"[red]failed[/]: {outcome}")
-    report = analyse(result.storage, reference=reference)
-    folder = out or Path(result.storage).with_suffix("")
+    report = analyse(result.storage, reference=reference or cfg.reference_label(), checkpoints=cfg.report_checkpoints())
+    folder = out or cfg.report_dir()
     files = report.write(folder)
     console.print(summary_table(report))
     console.print(f"report: {len(files)} files in {folder}")
+    if result.failed:
+        raise typer.Exit(code=1)
 
 
 @app.command()
@@ -274,13 +287,14 @@ def report(
     db: Annotated[Path, typer.Argument(help="journal of runs (a comparison's storage or any tuning journal)")],
     out: Annotated[Path | None, typer.Option(help="report folder (default: beside the journal)")] = None,
     reference: Annotated[str | None, typer.Option(help="strategy label the others are compared with")] = None,
+    checkpoint: Annotated[list[int] | None, typer.Option(help="budget to tabulate (repeatable)")] = None,
 ) -> None:
     """Tables (Markdown, CSV) and figures (PNG) of the runs in a journal."""
     from gpautotune.analysis import analyse, summary_table
 
     if not db.is_file():
         raise GPAutotuneError(f"journal {str(db)!r} does not exist")
-    result = analyse(db, reference=reference)
+    result = analyse(db, reference=reference, checkpoints=checkpoint or None)
     folder = out or db.with_suffix("")
     files = result.write(folder)
     console.print(summary_table(result))

@@ -30,14 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from gpautotune.config import Section, validate_options
-from gpautotune.exceptions import ConfigError, DataNotFoundError
+from gpautotune.config import Section, load_yaml_model, validate_options
+from gpautotune.exceptions import ConfigError
 from gpautotune.problems import Problem
 from gpautotune.problems._registry import problem_factory
-from gpautotune.space._spec import format_validation_error
 from gpautotune.storage import RunSpec
 from gpautotune.strategies import Strategy, strategy_class
 
@@ -176,19 +174,8 @@ def load_comparison(path: str | os.PathLike[str]) -> ComparisonConfig:
         DataNotFoundError: the file does not exist.
         ConfigError: bad YAML, a bad key or value (the message names it).
     """
-    path = Path(path)
-    if not path.is_file():
-        raise DataNotFoundError(f"comparison file {str(path)!r} does not exist")
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping with keys problems, strategies, repetitions, budget, storage")
-    try:
-        config = ComparisonConfig.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(f"{path}: {format_validation_error(exc, '')}".replace(": .", ": ")) from None
+    config = load_yaml_model(path, ComparisonConfig, "comparison",
+                             "problems, strategies, repetitions, budget, storage")
     for i, entry in enumerate(config.strategies):
         validate_options(strategy_class(entry.name), entry.options, f"{path}: strategies.{i} ({entry.name})",
                          skip=("space", "seed"))

@@ -16,7 +16,7 @@ import os
 import typing
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
@@ -27,6 +27,8 @@ from gpautotune.problems._registry import problem_factory
 from gpautotune.space._spec import format_validation_error
 from gpautotune.storage import import_csv
 from gpautotune.strategies import Strategy, strategy_class
+
+M = TypeVar("M", bound=BaseModel)
 
 __all__ = ["Section", "TuneConfig", "load_config", "validate_options", "build_problem", "build_strategy"]
 
@@ -91,21 +93,31 @@ def validate_options(target: Callable[..., Any], options: dict[str, Any], where:
     return {k: getattr(validated, k) for k in options}
 
 
-def load_config(path: str | os.PathLike[str]) -> TuneConfig:
-    """Read and validate a tuning YAML file."""
+def load_yaml_model(path: str | os.PathLike[str], model: type[M], what: str, keys: str) -> M:
+    """Read a YAML file and validate it as ``model``; errors name the file and the key.
+
+    Raises:
+        DataNotFoundError: the file does not exist.
+        ConfigError: bad YAML, not a mapping, or a bad key or value.
+    """
     path = Path(path)
     if not path.is_file():
-        raise DataNotFoundError(f"config file {str(path)!r} does not exist")
+        raise DataNotFoundError(f"{what} file {str(path)!r} does not exist")
     try:
         data = yaml.safe_load(path.read_text())
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping with keys problem, strategy, budget, ...")
+        raise ConfigError(f"{path}: expected a mapping with keys {keys}")
     try:
-        return TuneConfig.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(f"{path}: {format_validation_error(exc, '')}".replace(": .", ": ")) from None
+
+
+def load_config(path: str | os.PathLike[str]) -> TuneConfig:
+    """Read and validate a tuning YAML file."""
+    return load_yaml_model(path, TuneConfig, "config", "problem, strategy, budget, ...")
 
 
 def build_problem(section: Section) -> Problem:

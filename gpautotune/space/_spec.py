@@ -8,7 +8,15 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from gpautotune.exceptions import ConfigError
-from gpautotune.space._parameters import Boolean, Categorical, IntRange, Ordinal, Parameter, PowerOfTwo, Real
+from gpautotune.space._parameters import (
+    Boolean,
+    Categorical,
+    IntRange,
+    Ordinal,
+    Parameter,
+    PowerOfTwo,
+    Real,
+)
 from gpautotune.space._space import Space
 
 __all__ = ["space_from_spec", "format_validation_error"]

@@ -26,7 +26,13 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
-from gpautotune.acquisition import Acquisition, CandidatePool, PoolSettings, make_acquisition, score_candidates
+from gpautotune.acquisition import (
+    Acquisition,
+    CandidatePool,
+    PoolSettings,
+    make_acquisition,
+    score_candidates,
+)
 from gpautotune.exceptions import ConfigError
 from gpautotune.space import Space
 from gpautotune.space._sampling import sample_index
@@ -104,8 +110,6 @@ class GPRStrategy(Strategy):
         super().__init__(space, seed=seed)
         if acquisition not in ("logei", "ei", "pi", "lcb"):
             raise ConfigError(f"acquisition must be logei, ei, pi or lcb, not {acquisition!r}")
-        if feasibility and acquisition == "lcb":
-            raise ConfigError("feasibility weighting needs an improvement-based acquisition (logei, ei, pi)")
         if n_init is not None and n_init < 1:
             raise ConfigError(f"n_init must be >= 1, got {n_init}")
         self.n_init = n_init if n_init is not None else max(10, 2 * space.dims)
@@ -263,7 +267,11 @@ class GPRStrategy(Strategy):
             return GaussianProcessClassifier(kernel=Matern(nu=2.5), random_state=0).fit(X, labels)
 
     def _weight(self, scores: np.ndarray, rows: np.ndarray, feasible: Any) -> np.ndarray:
+        """EI x P(success) (in log space for logei and pi); for LCB, which is no
+        probability-weighted quantity, candidates more likely to fail than not are dropped."""
         if feasible is None:
             return scores
         p = np.clip(feasible.predict_proba(self.space.encode(rows))[:, 1], 1e-9, 1.0)
+        if self.acquisition == "lcb":
+            return np.where(p >= 0.5, scores, -np.inf) if (p >= 0.5).any() else scores
         return scores + np.log(p) if self.acquisition in ("logei", "pi") else scores * p

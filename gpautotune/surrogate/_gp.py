@@ -21,8 +21,8 @@ from typing import Any, Literal
 
 import numpy as np
 import torch
-from botorch.optim.fit import fit_gpytorch_mll_scipy
 from botorch.models import SingleTaskGP
+from botorch.optim.fit import fit_gpytorch_mll_scipy
 from botorch.optim.utils import sample_all_priors
 from gpytorch.constraints import GreaterThan
 from gpytorch.kernels import MaternKernel, RBFKernel, ScaleKernel

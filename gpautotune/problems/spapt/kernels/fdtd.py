@@ -1,8 +1,11 @@
 """fdtd — 2-D finite-difference time domain (spec §3.17; not in Table 12.1).
 
 The original checksum reads past the rows of ``ey`` and ``hz`` (and past ``hz``); here
-each array is summed over its declared extent. Its reference constant is not
-reproducible, so, like every kernel here, it is validated against its own baseline.
+each array is summed over its declared extent. The original reference constant
+(2844686589703240704) is not reproducible, so every configuration failed its check; here
+it is validated against its own baseline with the generic relative tolerance 1e-6 (the
+thesis-equivalent strictness would demand bit-identical results, which the
+reassociation of unrolled ``hz`` updates, spec section 1.2, does not give).
 """
 
 from __future__ import annotations
@@ -79,6 +82,5 @@ KERNEL = Kernel(
     for (j = 0; j < ny; j++) sz += hz[i][j] * 0.09;
   expected = sx * sy * sz;
 """,
-    thesis_checksum=2844686589703240704.0,
     notes="checksum summed over declared extents (the original reads past rows).",
 )

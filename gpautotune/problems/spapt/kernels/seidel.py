@@ -1,8 +1,9 @@
 """seidel — in-place 9-point Gauss-Seidel smoother (spec §3.14).
 
 Changing the (t, i, j) order (unroll or register tiling of t or i, OMP on the time loop)
-changes the result slightly; unrolled copies divide by 9.0 as a multiplication by
-0.111111111111 (Orio's normalisation). The register-tile loop of ``t`` gets a
+changes the result slightly; such variants are accepted, as in the thesis (default
+tolerance 1e-4). Unrolled copies divide by 9.0 as a multiplication by 0.111111111111
+(Orio's normalisation). The register-tile loop of ``t`` gets a
 collision-free name (Orio's ``tt`` clashes with the tile loop).
 """
 
@@ -59,4 +60,7 @@ KERNEL = Kernel(
 """,
     table_12_1="1.3e14",
     thesis_checksum=268920.445960,
+    # Reordered variants deviate by ~1e-5 (relative) at the small size, ~1e-7 at the
+    # thesis size, where Orio's |delta| < 1 accepted them all; 1e-4 accepts them too.
+    rtol=1e-4,
 )
