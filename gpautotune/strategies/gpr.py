@@ -65,7 +65,12 @@ class GPRStrategy(Strategy):
         kappa: the LCB's ``mean - kappa * sd`` weight.
         noise: ``"learned"`` or a fixed nugget variance (standardised units).
         log_transform: model log(y) for positive objectives.
+        output_warp: ``none`` or ``copula`` (normal scores of the ranks; see
+            :class:`~gpautotune.surrogate.GPSettings`).
         restarts: extra maximum-likelihood starts drawn from the priors.
+        fresh_every: refit from fresh starts (defaults and prior draws) every this many
+            steps; in between, the fit starts from the previous step's hyperparameters.
+        lengthscale_max: upper bound of the length-scales (unit-box units), or ``None``.
         exhaustive_limit: score every valid configuration when there are at most this many.
         sample_size: constrained Sobol candidates per step (default ``60 * dims``).
         n_best: best points whose neighbourhoods join the pool.
@@ -96,7 +101,10 @@ class GPRStrategy(Strategy):
         kappa: float = 0.3,
         noise: Literal["learned"] | float = "learned",
         log_transform: bool = True,
+        output_warp: Literal["none", "copula"] = "none",
         restarts: int = 1,
+        fresh_every: int = 10,
+        lengthscale_max: float | None = None,
         exhaustive_limit: int = 100_000,
         sample_size: int | None = None,
         n_best: int = 3,
@@ -110,19 +118,26 @@ class GPRStrategy(Strategy):
         super().__init__(space, seed=seed)
         if acquisition not in ("logei", "ei", "pi", "lcb"):
             raise ConfigError(f"acquisition must be logei, ei, pi or lcb, not {acquisition!r}")
+        if output_warp not in ("none", "copula"):
+            raise ConfigError(f"output_warp must be none or copula, not {output_warp!r}")
+        if fresh_every < 1:
+            raise ConfigError(f"fresh_every must be >= 1, got {fresh_every}")
+        if lengthscale_max is not None and lengthscale_max <= 0.05:
+            raise ConfigError(f"lengthscale_max must be above 0.05 (unit-box units), got {lengthscale_max}")
         if n_init is not None and n_init < 1:
             raise ConfigError(f"n_init must be >= 1, got {n_init}")
         self.n_init = n_init if n_init is not None else max(10, 2 * space.dims)
         self.init_method, self.acquisition, self.kappa, self.feasibility = init_method, acquisition, kappa, feasibility
         self.trend = trend
-        self.basis = build_basis(trend, space)
         self.extra_inputs = tuple(space.model_inputs if extra_inputs is None else extra_inputs)
         unknown = [e for e in self.extra_inputs if e not in space.describe()["derived"]]
         if unknown:
             raise ConfigError(f"extra_inputs {unknown} are not derived quantities of the space; "
                               f"derived: {sorted(space.describe()['derived'])}")
+        self.basis = build_basis(trend, space, inputs=self.extra_inputs)
         self.gp_settings = GPSettings(kernel=kernel, lengthscale_prior=lengthscale_prior, noise=noise,
-                                      log_transform=log_transform, restarts=restarts)
+                                      log_transform=log_transform, output_warp=output_warp, restarts=restarts,
+                                      fresh_every=fresh_every, lengthscale_max=lengthscale_max)
         self.pool_settings = PoolSettings(exhaustive_limit=exhaustive_limit, sample_size=sample_size, n_best=n_best,
                                           radius=radius, perturbations=perturbations, backlog=backlog)
         self.gp = GPSurrogate(self.gp_settings, space.dims + len(self.extra_inputs), len(self.basis))
@@ -136,17 +151,19 @@ class GPRStrategy(Strategy):
         e = np.column_stack([cols[n] for n in self.extra_inputs]) if self.extra_inputs else np.zeros((1, 0))
         self._e_low = e.min(axis=0)
         self._e_span = np.where(np.ptp(e, axis=0) > 0, np.ptp(e, axis=0), 1.0)
-        from gpautotune.analysis.screening import Screening  # "screen, then tune" (issue 7)
+        self.screen, self.screening = screen, None
+        if screen is not None:  # "screen, then tune" (issue 7); SALib is imported only then
+            from gpautotune.analysis.screening import Screening
 
-        self.screen, self.screening = screen, None if screen is None else Screening(screen)
+            self.screening = Screening(screen)
 
     def settings(self) -> dict[str, Any]:
         return {
             "n_init": self.n_init, "init_method": self.init_method, "trend": self.trend,
             "acquisition": self.acquisition, "kappa": self.kappa, "feasibility": self.feasibility,
             "extra_inputs": list(self.extra_inputs),
-            **{k: getattr(self.gp_settings, k) for k in ("kernel", "lengthscale_prior", "noise", "log_transform",
-                                                         "restarts")},
+            **{k: getattr(self.gp_settings, k) for k in ("kernel", "lengthscale_prior", "noise", "log_transform", "output_warp",
+                                                         "restarts", "fresh_every", "lengthscale_max")},
             **{k: getattr(self.pool_settings, k) for k in ("exhaustive_limit", "sample_size", "n_best", "radius",
                                                            "perturbations", "backlog")},
             **({"screen": self.screen} if self.screen is not None else {}),

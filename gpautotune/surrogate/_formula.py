@@ -102,8 +102,14 @@ class Basis:
         return [j for j, t in enumerate(self.terms) if parameter in t.parameters]
 
 
-def build_basis(formula: str, space: Space) -> Basis:
+def build_basis(formula: str, space: Space, inputs: Collection[str] = ()) -> Basis:
     """Parse ``formula`` (see the module docstring) into a :class:`Basis` over ``space``.
+
+    ``inputs`` are derived quantities of the space that the formula may also name as plain
+    ``x`` factors (a GP trend over its model inputs); the ``linear`` and ``quadratic``
+    shortcuts cover the parameters only (on the Laplacian replay, adding the derived
+    ``x_component_number`` to the linear trend made more runs stall: see
+    docs/benchmarks.md, GPR ablation).
 
     Raises:
         ConfigError: the formula does not parse, names an unknown parameter (the message
@@ -116,11 +122,29 @@ def build_basis(formula: str, space: Space) -> Basis:
         tree = ast.parse(text, mode="eval").body
     except SyntaxError:
         raise ConfigError(f"cannot parse model formula {formula!r}; write terms joined by '+'") from None
+    unknown = [n for n in inputs if n not in space.describe()["derived"]]
+    if unknown:
+        raise ConfigError(f"model inputs {unknown} are not derived quantities of the space")
+    space = _WithInputs(space, tuple(inputs))
     terms: dict[str, Term] = {}
     for node in _summands(tree):
         for term in _expand(node, formula, space):
             terms.setdefault(term.name, term)
     return Basis(formula, tuple(terms.values()))
+
+
+class _WithInputs:
+    """The space as the parser sees it: its parameters, plus derived ``inputs`` that may
+    appear as plain factors."""
+
+    def __init__(self, space: Space, inputs: tuple[str, ...]) -> None:
+        self._space, self.inputs = space, inputs
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._space, name)
+
+    def __getitem__(self, name: str) -> object:
+        return self._space[name]
 
 
 def _summands(node: ast.expr) -> list[ast.expr]:
@@ -137,7 +161,7 @@ def _expand(node: ast.expr, formula: str, space: Space) -> list[Term]:
     factors = _factors(node, formula, space)
     parameters = tuple(dict.fromkeys(name for name, _ in factors))
     canonical = "*".join(text for _, text in factors)
-    expression = compile_expression(" * ".join(_python(t) for _, t in factors), space.names)
+    expression = compile_expression(" * ".join(_python(t) for _, t in factors), (*space.names, *space.inputs))
     return [Term(canonical, parameters, expression)]
 
 
@@ -185,9 +209,15 @@ def _name_of(node: ast.expr, formula: str) -> str:
 
 def _parameter(name: str, formula: str, space: Space, form: str) -> str:
     """Check that ``name`` is a numeric parameter usable in the factor ``form``."""
+    inputs = space.inputs
+    if name in inputs and name not in space.names:
+        if form != "x":
+            raise ConfigError(f"model formula {formula!r}: the derived input {name!r} can only enter as itself, not {form}")
+        return name
     if name not in space.names:
+        known = list(space.names) + list(inputs)
         raise ConfigError(
-            f"model formula {formula!r} names an unknown parameter {name!r}; known parameters: {space.names}"
+            f"model formula {formula!r} names an unknown parameter {name!r}; known parameters: {known}"
         )
     if isinstance(space[name], Categorical):
         raise ConfigError(

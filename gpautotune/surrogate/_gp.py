@@ -24,7 +24,7 @@ import torch
 from botorch.models import SingleTaskGP
 from botorch.optim.fit import fit_gpytorch_mll_scipy
 from botorch.optim.utils import sample_all_priors
-from gpytorch.constraints import GreaterThan
+from gpytorch.constraints import GreaterThan, Interval
 from gpytorch.kernels import MaternKernel, RBFKernel, ScaleKernel
 from gpytorch.likelihoods import FixedNoiseGaussianLikelihood, GaussianLikelihood
 from gpytorch.mlls import ExactMarginalLogLikelihood
@@ -76,6 +76,14 @@ class GPSettings:
             defaults and ``restarts`` prior draws on every ``fresh_every``-th fit.
         threads: torch threads while fitting and predicting (small GPs are fastest, and
             not slowed by other processes, on one thread).
+        output_warp: ``copula`` replaces the (log) outputs by the normal scores of their
+            ranks before standardising (as HEBO's and SMAC's output warpings do): a few
+            very slow configurations then no longer dominate the fit, and the model spends
+            its flexibility on the good region. ``none`` keeps log(y).
+        lengthscale_max: upper bound of every length-scale (unit-box units), or ``None``.
+            Maximum likelihood on few points in many dimensions tends to pick very long
+            length-scales, i.e. a near-linear model that is confidently wrong far from the
+            data; a bound keeps posterior uncertainty there.
     """
 
     kernel: Kernel = "matern52"
@@ -89,6 +97,8 @@ class GPSettings:
     max_iter_warm: int = 50
     threads: int = 1
     fresh_every: int = 10
+    lengthscale_max: float | None = None
+    output_warp: Literal["none", "copula"] = "none"
 
 
 @dataclass
@@ -113,17 +123,28 @@ class GPSurrogate:
         self._y_shift = 0.0
         self._y_scale = 1.0
         self._log = False
+        self._ranks: tuple[np.ndarray, np.ndarray] | None = None
         self._fits = 0
 
     # ------------------------------------------------------------ transforms
     def transform(self, y: np.ndarray) -> np.ndarray:
-        """Observed values -> standardised model outputs."""
+        """Observed values -> standardised model outputs (monotone in ``y``)."""
         z = np.log(y) if self._log else np.asarray(y, dtype=float)
+        if self._ranks is not None:  # copula: normal scores of the training values' ranks
+            z = np.interp(z, self._ranks[0], self._ranks[1])
         return (z - self._y_shift) / self._y_scale
 
     def _set_transform(self, y: np.ndarray) -> None:
         self._log = self.settings.log_transform and bool(np.all(y > 0))
-        z = np.log(y) if self._log else y
+        z = np.log(y) if self._log else np.asarray(y, dtype=float)
+        self._ranks = None
+        if self.settings.output_warp == "copula" and len(z) > 2:
+            from scipy.stats import norm, rankdata
+
+            scores = norm.ppf((rankdata(z) - 0.5) / len(z))
+            order = np.argsort(z)
+            self._ranks = (z[order], scores[order])
+            z = scores
         self._y_shift = float(z.mean())
         self._y_scale = float(z.std()) if len(z) > 1 and z.std() > 0 else 1.0
 
@@ -134,8 +155,13 @@ class GPSurrogate:
             prior = GammaPrior(3.0, 6.0)
         else:
             prior = LogNormalPrior(loc=math.sqrt(2) + 0.5 * math.log(d), scale=math.sqrt(3))
+        if s.lengthscale_max is None:
+            constraint = GreaterThan(2.5e-2, transform=None, initial_value=prior.mode)
+        else:
+            start = min(float(prior.mode), 0.5 * s.lengthscale_max)
+            constraint = Interval(2.5e-2, s.lengthscale_max, initial_value=start)
         common = dict(ard_num_dims=d, active_dims=tuple(range(d)), lengthscale_prior=prior,
-                      lengthscale_constraint=GreaterThan(2.5e-2, transform=None, initial_value=prior.mode))
+                      lengthscale_constraint=constraint)
         base = RBFKernel(**common) if s.kernel == "rbf" else MaternKernel(nu=2.5 if s.kernel == "matern52" else 1.5, **common)
         covar = ScaleKernel(base, outputscale_prior=GammaPrior(2.0, 0.15))
         if s.noise == "learned":
@@ -190,6 +216,10 @@ class GPSurrogate:
             model.load_state_dict(start, strict=False)
         elif start == "prior":
             sample_all_priors(model)
+            if self.settings.lengthscale_max is not None:  # draws may leave the bounds
+                base = model.covar_module.base_kernel
+                draw = base.lengthscale_prior.sample(base.lengthscale.shape)
+                base.lengthscale = draw.clamp(3e-2, 0.99 * self.settings.lengthscale_max)
         mll = ExactMarginalLogLikelihood(model.likelihood, model)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -134,3 +134,26 @@ def test_non_enumerable_pool_mixes_sample_neighbours_and_backlog():
 def test_other_acquisitions_run(acquisition):
     result = tune(ScreeningProblem(levels=3), "gpr", 10, seed=1, strategy_options={**FAST, "acquisition": acquisition})
     assert result.used == 10 and np.isfinite(result.trials[-1].info["best_acq"])
+
+
+def test_lengthscale_bound_and_copula_warp_are_honoured():
+    problem = BoothProblem()
+    options = {**FAST, "lengthscale_max": 0.5, "output_warp": "copula", "fresh_every": 1, "restarts": 1}
+    result = tune(problem, "gpr", 12, seed=2, strategy_options=options)
+    scales = [s for t in result.trials if t.info.get("source") == "model" for s in t.info["lengthscales"]]
+    assert scales and max(scales) <= 0.5 + 1e-9
+    strategy = make_strategy("gpr", problem.space, **options)
+    strategy.tell(result.trials)
+    X, y = strategy._training_data(strategy.measured)
+    strategy.gp.fit(X, y)
+    z = strategy.gp.transform(y)
+    from scipy.stats import norm, rankdata
+
+    scores = norm.ppf((rankdata(y) - 0.5) / len(y))  # normal scores of the ranks, standardised
+    np.testing.assert_allclose(z, (scores - scores.mean()) / scores.std(), atol=1e-9)
+
+
+@pytest.mark.parametrize("bad", [{"fresh_every": 0}, {"lengthscale_max": 0.01}, {"output_warp": "rank"}])
+def test_bad_fit_options_are_refused(bad):
+    with pytest.raises(ConfigError, match=next(iter(bad))):
+        make_strategy("gpr", BoothProblem().space, **bad)

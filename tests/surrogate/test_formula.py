@@ -134,3 +134,18 @@ def test_the_seeds_laplacian_model_parses() -> None:
     )
     basis = build_basis(formula, laplacian_space())
     assert len(basis) == 11 and len(basis.parameters) == 7
+
+
+def test_derived_model_inputs_can_be_trend_terms() -> None:
+    space = Space([IntRange("a", 1, 8), IntRange("b", 1, 4)], derived={"ratio": "a / b"})
+    basis = build_basis("linear + ratio + ratio*b", space, inputs=("ratio",))
+    assert basis.term_names == ["a", "b", "ratio", "ratio*b"]
+    h = basis(_columns(space, [{"a": 6, "b": 3}, {"a": 8, "b": 1}]))
+    np.testing.assert_allclose(h, [[6, 3, 2, 6], [8, 1, 8, 8]])
+    assert build_basis("linear", space, inputs=("ratio",)).term_names == ["a", "b"]  # shortcuts: parameters only
+    with pytest.raises(ConfigError, match="'ratio'"):
+        build_basis("ratio", space)  # not passed as an input: unknown
+    with pytest.raises(ConfigError, match="only enter as itself"):
+        build_basis("1/ratio", space, inputs=("ratio",))
+    with pytest.raises(ConfigError, match="not derived"):
+        build_basis("a", space, inputs=("nope",))

@@ -67,4 +67,7 @@ def laplacian_space(register_rule: Literal["proxy", "slides", "none"] = "proxy")
             "register_size": REGISTER_PROXY,
         },
         name="laplacian",
+        # The kernel's x extent per work-item: without it, the GP sees elements_number and
+        # y_component_number apart and stalls in the 1.21 basin (docs/benchmarks.md).
+        model_inputs=("x_component_number",),
     )
