@@ -1,8 +1,15 @@
 """Acquisition functions over a finite candidate set (BoTorch's analytic forms).
 
-All are *maximised*; the objective is minimised (``maximize=False``). Scores are
-computed in chunks of ``b x 1 x D`` tensors, the shape BoTorch's analytic acquisition
-functions expect.
+All are *maximised*; the objective is minimised (``maximize=False``). BoTorch's analytic
+acquisition functions score ``b x 1 x D`` batches, and for an exact GP that evaluates the
+kernel between every candidate and the whole training set once *per candidate*
+(``b x (n+1) x (n+1)``): on 3,240 candidates in 108 dimensions with 245 observations that
+took 1.6 s. For exact GPs with a Gaussian likelihood (ours), :func:`score_candidates`
+therefore computes the posterior mean and standard deviation of all candidates at once
+(one ``b x n`` cross-covariance and one triangular solve: 0.02 s there) and applies the
+very BoTorch formulas (``_scaled_improvement``, ``_log_ei_helper``, ``_ei_helper``,
+``log_ndtr``) to them; any other model goes through the acquisition function itself. The
+two paths agree to 1e-6 (``tests/acquisition``).
 
 * ``logei`` — log expected improvement (numerically stable EI; the default);
 * ``ei`` — expected improvement (Jones' EGO formula);
@@ -23,8 +30,15 @@ from botorch.acquisition.analytic import (
     LogExpectedImprovement,
     LogProbabilityOfImprovement,
     UpperConfidenceBound,
+    _ei_helper,
+    _log_ei_helper,
+    _scaled_improvement,
 )
+from botorch.models import SingleTaskGP
 from botorch.models.model import Model
+from botorch.utils.probability.utils import log_ndtr
+from gpytorch.likelihoods import FixedNoiseGaussianLikelihood, GaussianLikelihood
+from linear_operator.utils.cholesky import psd_safe_cholesky
 
 __all__ = ["Acquisition", "make_acquisition", "score_candidates"]
 
@@ -44,11 +58,56 @@ def make_acquisition(kind: Acquisition, model: Model, best_f: float, kappa: floa
     raise ValueError(f"unknown acquisition {kind!r}; choose logei, ei, pi or lcb")
 
 
-def score_candidates(acqf: AcquisitionFunction, X: np.ndarray, chunk: int = 4096) -> np.ndarray:
+def score_candidates(acqf: AcquisitionFunction, X: np.ndarray, chunk: int = 8192) -> np.ndarray:
     """Acquisition values of the rows of ``X`` (``n x D``), higher is better."""
+    if not len(X):
+        return np.empty(0)
+    fast = isinstance(acqf, (LogExpectedImprovement, ExpectedImprovement, LogProbabilityOfImprovement,
+                             UpperConfidenceBound)) and _is_exact_gp(acqf.model)
     out = []
     with torch.no_grad():
+        solver = _ExactPosterior(acqf.model) if fast else None
         for start in range(0, len(X), chunk):
-            block = torch.as_tensor(X[start:start + chunk], dtype=torch.float64).unsqueeze(1)
-            out.append(acqf(block).numpy())
-    return np.concatenate(out) if out else np.empty(0)
+            block = torch.as_tensor(X[start:start + chunk], dtype=torch.float64)
+            out.append((_analytic(acqf, *solver(block)) if solver else acqf(block.unsqueeze(1))).numpy())
+    return np.concatenate(out)
+
+
+def _is_exact_gp(model: Model) -> bool:
+    return (isinstance(model, SingleTaskGP) and model.num_outputs == 1 and not model._input_batch_shape
+            and getattr(model, "outcome_transform", None) is None and getattr(model, "input_transform", None) is None
+            and isinstance(model.likelihood, (GaussianLikelihood, FixedNoiseGaussianLikelihood)))
+
+
+class _ExactPosterior:
+    """Posterior mean and sd of a single-output exact GP at many points, one Cholesky."""
+
+    def __init__(self, model: SingleTaskGP) -> None:
+        self.model = model
+        X = model.train_inputs[0]
+        noise = model.likelihood.noise.reshape(-1).to(X)
+        K = model.covar_module(X).to_dense() + torch.diag(noise.expand(len(X)))
+        self.L = psd_safe_cholesky(K)
+        resid = (model.train_targets - model.mean_module(X)).unsqueeze(-1)
+        self.alpha = torch.cholesky_solve(resid, self.L)
+        self.X = X
+
+    def __call__(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        m = self.model
+        cross = m.covar_module(x, self.X).to_dense()
+        mean = m.mean_module(x) + (cross @ self.alpha).squeeze(-1)
+        w = torch.linalg.solve_triangular(self.L, cross.T, upper=False)
+        var = m.covar_module(x, diag=True) - (w * w).sum(0)
+        return mean, var.clamp_min(1e-12).sqrt()
+
+
+def _analytic(acqf: AcquisitionFunction, mean: torch.Tensor, sigma: torch.Tensor) -> torch.Tensor:
+    """BoTorch's analytic formulas on a precomputed posterior (see the module docstring)."""
+    if isinstance(acqf, UpperConfidenceBound):
+        return (mean if acqf.maximize else -mean) + acqf.beta.sqrt() * sigma
+    u = _scaled_improvement(mean, sigma, acqf.best_f, acqf.maximize)
+    if isinstance(acqf, LogExpectedImprovement):
+        return _log_ei_helper(u) + sigma.log()
+    if isinstance(acqf, ExpectedImprovement):
+        return sigma * _ei_helper(u)
+    return log_ndtr(u)
