@@ -56,6 +56,9 @@ class StrategyEntry(BaseModel):
     name: str
     label: str | None = None
     repetitions: int | None = Field(None, gt=0)
+    #: This strategy's budget when it differs from the comparison's (LHS and DLMT use
+    #: 125 evaluations in seed 003 Table 11.3).
+    budget: int | None = Field(None, gt=0)
 
     @property
     def options(self) -> dict[str, Any]:
@@ -134,6 +137,9 @@ class ComparisonConfig(BaseModel):
 
     def repetitions_of(self, entry: StrategyEntry) -> int:
         return entry.repetitions or self.repetitions
+
+    def budget_of(self, entry: StrategyEntry) -> int:
+        return entry.budget or self.budget
 
     def report_checkpoints(self) -> list[int]:
         """The checkpoints, or the budget's quarters."""
@@ -250,7 +256,7 @@ def expand(config: ComparisonConfig, problems: list[Problem]) -> Iterator[Repeti
                     continue
                 seed = config.seed + r
                 key = RunSpec(**{**specs[i, j].__dict__, "seed": seed}).key
-                yield Repetition(section, entry, r, seed, config.budget, config.storage,
+                yield Repetition(section, entry, r, seed, config.budget_of(entry), config.storage,
                                  bool(problem.measures_hardware), key)
 
 

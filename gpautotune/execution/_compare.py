@@ -78,8 +78,8 @@ def pending_repetitions(config: ComparisonConfig, problems: Sequence[Problem]) -
     """The repetitions still to run and the number already finished with this budget."""
     repetitions = list(expand(config, list(problems)))
     with Journal(config.storage) as journal:
-        finished = {r.key for r in journal.runs() if r.status == "finished" and r.budget == config.budget}
-    pending = [r for r in repetitions if r.key not in finished]
+        finished = {(r.key, r.budget) for r in journal.runs() if r.status == "finished"}
+    pending = [r for r in repetitions if (r.key, r.budget) not in finished]
     return pending, len(repetitions) - len(pending)
 
 

@@ -97,3 +97,17 @@ def test_shipped_laplacian_comparison_validates():
     lap = load_comparison(ROOT / "configs" / "compare-laplacian.yaml")
     assert {s.display: lap.repetitions_of(s) for s in lap.strategies} == {"RS": 1000, "Sobol": 1000, "GPR": 200}
     assert lap.budget == 120
+
+
+def test_a_strategy_can_have_its_own_budget(tmp_path):
+    text = BASE.replace("- {name: sobol, repetitions: 2}", "- {name: sobol, repetitions: 2, budget: 7}")
+    cfg = load_comparison(_write(tmp_path, text))
+    reps = list(expand(cfg, [resolve_problem(p) for p in cfg.problems]))
+    assert {(r.label, r.budget) for r in reps} == {("RS", 5), ("sobol", 7)}
+    assert "budget" not in cfg.strategies[1].options  # not passed on as a strategy option
+
+
+def test_shipped_table_11_3_comparison_validates():
+    cfg = load_comparison(ROOT / "configs" / "table-11-3.yaml")
+    assert [s.display for s in cfg.strategies] == ["RS", "LHS", "GS", "GSR", "GA", "LM", "QR", "DLMT"]
+    assert {s.display: cfg.budget_of(s) for s in cfg.strategies if cfg.budget_of(s) != 120} == {"LHS": 125, "DLMT": 125}
