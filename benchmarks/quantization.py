@@ -10,7 +10,7 @@ with the same size limit and budget) are merged into the summary, so the GPR str
 can be added later::
 
     python benchmarks/quantization.py --strategies random sobol --seeds 10
-    python benchmarks/quantization.py --strategies gpr --seeds 10      # adds gpr
+    python benchmarks/quantization.py --strategies gpr --seeds 10 --jobs 10  # adds gpr, seeds in parallel
 """
 
 from __future__ import annotations
@@ -70,6 +70,14 @@ def run_strategy(problem: QuantizationProblem, name: str, seeds: list[int], *, b
     return pd.concat(frames, ignore_index=True)
 
 
+def _one_seed(job: tuple) -> pd.DataFrame:
+    """One seed of one strategy in a worker process (``--jobs``); torch on one thread."""
+    size_limit, width, device, name, seed, budget, n_init = job
+    torch.set_num_threads(1)
+    problem = digits_problem(size_limit=size_limit, width=width, device=device)
+    return run_strategy(problem, name, [seed], budget=budget, n_init=n_init, storage=None, size_limit=size_limit)
+
+
 def summarise(trials: pd.DataFrame) -> pd.DataFrame:
     """Per strategy: seeds, mean best loss (points) with its 95% t interval, best top-1, size."""
     rows = []
@@ -109,6 +117,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--width", type=int, default=16)
     p.add_argument("--device", default="cpu")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    p.add_argument("--jobs", type=int, default=1, help="seeds run in parallel processes (in-memory journals)")
     p.add_argument("--storage", default="results/quantization-bench.db", help="journal (resumable); '' for memory")
     p.add_argument("--out", type=Path, default=Path("benchmarks/results/quantization"))
     args = p.parse_args(argv)
@@ -123,8 +132,18 @@ def main(argv: list[str] | None = None) -> None:
     seeds = list(range(1, args.seeds + 1))
     tag = f"limit{args.size_limit:g}-b{args.budget}"
     for name in [*args.strategies, "round-robin"]:
-        frame = run_strategy(problem, name, seeds if name != "round-robin" else [0], budget=args.budget,
-                             n_init=args.n_init, storage=args.storage or None, size_limit=args.size_limit)
+        if args.jobs > 1 and name != "round-robin":
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            jobs = [(args.size_limit, args.width, args.device, name, s, args.budget, args.n_init) for s in seeds]
+            # spawn, not fork: this process already ran autograd (training, timing), and a
+            # forked child cannot use autograd then (every GP fit would fail).
+            with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+                frame = pd.concat(list(pool.map(_one_seed, jobs)), ignore_index=True)
+        else:
+            frame = run_strategy(problem, name, seeds if name != "round-robin" else [0], budget=args.budget,
+                                 n_init=args.n_init, storage=args.storage or None, size_limit=args.size_limit)
         frame.to_csv(args.out / f"trials-{name}-{tag}.csv", index=False)
     trials = pd.concat([pd.read_csv(f, dtype={"bits": str}) for f in sorted(args.out.glob(f"trials-*-{tag}.csv"))],
                        ignore_index=True)

@@ -194,17 +194,20 @@ class GPSurrogate:
         if fresh:
             starts += [None] + ["prior"] * self.settings.restarts
         self._fits += 1
-        best, best_mll, fallback = None, -math.inf, None
+        best, best_mll, fallback, error = None, -math.inf, None, None
         torch.manual_seed(seed)
         for start in starts:
             try:
                 model, value = self._fit_from(Xt, Yt, start)
             except Exception as exc:  # noqa: BLE001 - numerical failures of any kind
                 _log.debug("GP fit from %s failed: %s", "previous" if isinstance(start, dict) else start, exc)
+                error = exc
                 continue
             if value > best_mll:
                 best, best_mll = model, value
         if best is None:
+            _log.warning("every GP fit start failed (last: %s: %s); retrying with more jitter",
+                         type(error).__name__, error)
             best, fallback = self._rescue(Xt, Yt)
         self.model = best
         self._state = {k: v.detach().clone() for k, v in best.state_dict().items() if "train" not in k}
@@ -238,7 +241,7 @@ class GPSurrogate:
         import gpytorch
 
         try:
-            with gpytorch.settings.cholesky_jitter(float=1e-4, double=1e-4):
+            with gpytorch.settings.cholesky_jitter(float_value=1e-4, double_value=1e-4):
                 model, _ = self._fit_from(X, Y, None)
             return model, "jitter"
         except Exception as exc:  # noqa: BLE001

@@ -157,3 +157,21 @@ def test_lengthscale_bound_and_copula_warp_are_honoured():
 def test_bad_fit_options_are_refused(bad):
     with pytest.raises(ConfigError, match=next(iter(bad))):
         make_strategy("gpr", BoothProblem().space, **bad)
+
+
+def test_a_fit_that_needs_more_jitter_gets_it(monkeypatch):
+    import torch
+    from gpytorch.utils.errors import NotPSDError
+    from linear_operator.settings import cholesky_jitter
+
+    original = GPSurrogate._fit_from
+
+    def only_with_jitter(self, X, Y, start):
+        if cholesky_jitter.value(torch.double) < 1e-4:
+            raise NotPSDError("forced: not positive definite at the default jitter")
+        return original(self, X, Y, start)
+
+    monkeypatch.setattr(GPSurrogate, "_fit_from", only_with_jitter)
+    result = tune(BoothProblem(), "gpr", 9, seed=2, strategy_options=FAST)
+    model_steps = [t for t in result.trials if t.info.get("source") == "model"]
+    assert model_steps and all(t.info["fit_fallback"] == "jitter" for t in model_steps)
