@@ -20,6 +20,9 @@ from scipy.stats import qmc
 from gpautotune.space import Space
 from gpautotune.space._sampling import sample_index
 
+#: raw Sobol points drawn at most for one step's pool sample
+POOL_MAX_RAW = 1 << 20
+
 __all__ = ["CandidatePool", "PoolSettings"]
 
 SAMPLE, NEIGHBORS, BACKLOG, ALL = "sample", "neighbors", "backlog", "all"
@@ -79,7 +82,11 @@ class CandidatePool:
         if self._all is not None:
             rows = self._all[~seen(self._all)]
             return rows, scorer(rows), np.full(len(rows), ALL)
-        base = [sample_index(self.space, self.sample_size, method="sobol", seed=self.seed * 7919 + step), self._backlog]
+        # Best effort: on spaces whose valid fraction is tiny (SPAPT's dgemv3: ~2e-4) the
+        # sample holds what 2^20 raw points give; neighbourhoods and backlog fill the rest.
+        sample = sample_index(self.space, self.sample_size, method="sobol", seed=self.seed * 7919 + step,
+                              max_raw=POOL_MAX_RAW, strict=False)
+        base = [sample, self._backlog]
         sources = [SAMPLE] * len(base[0]) + [BACKLOG] * len(base[1])
         rows, sources = self._fresh(np.concatenate(base), np.array(sources, dtype=object), seen)
         scores = scorer(rows)

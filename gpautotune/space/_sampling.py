@@ -31,11 +31,20 @@ def unit_sample(method: str, dims: int, n: int, seed: int | None) -> np.ndarray:
     raise SpaceError(f"unknown sampling method {method!r}; choose one of {list(METHODS)}")
 
 
-def sample_index(space, n: int, *, method: str = "sobol", seed: int | None = None, max_raw: int = MAX_RAW) -> np.ndarray:
+def sample_index(space, n: int, *, method: str = "sobol", seed: int | None = None, max_raw: int = MAX_RAW,
+                 strict: bool = True) -> np.ndarray:
     """Index matrix of ``n`` distinct valid configurations, in sampling order.
 
-    The raw sample starts at ``max(64, 2n)`` points and doubles until enough valid,
-    distinct points survive the predicates.
+    Raw points are drawn from one sequence (Sobol or random) in chunks of at most
+    :data:`CHUNK` points, ``max(64, 2n)`` first and then as many again at each round,
+    until ``n`` valid distinct points survive the predicates or ``max_raw`` raw points were
+    drawn; the result is the first ``n`` valid distinct points of the sequence, whatever
+    the chunking, and memory stays bounded on tightly constrained spaces. ``lhs`` designs
+    cannot be extended, so they are redrawn at twice the size instead.
+
+    When fewer than ``n`` exist in ``max_raw`` raw points, ``strict`` raises a
+    :class:`SpaceError`; otherwise the ones found are returned (candidate pools of spaces
+    whose valid fraction is tiny).
     """
     if method not in METHODS:
         raise SpaceError(f"unknown sampling method {method!r}; choose one of {list(METHODS)}")
@@ -43,17 +52,71 @@ def sample_index(space, n: int, *, method: str = "sobol", seed: int | None = Non
         raise SpaceError(f"the number of samples must be a non-negative integer, got {n!r}")
     if n == 0:
         return np.empty((0, space.dims))
-    raw = max(64, 2 * int(n))
+    first = max(64, 2 * int(n))
+    if method == "lhs":
+        index, raw = _lhs_index(space, n, first, seed, max_raw)
+    else:
+        index, raw = _sequence_index(space, n, method, first, seed, max_raw)
+    if len(index) >= n:
+        return index[:n]
+    if strict:
+        raise SpaceError(
+            f"only {len(index)} distinct valid configurations in {raw} raw {method} points, "
+            f"{n} wanted: the constraints admit too few (check them with `gpautotune space`)"
+        )
+    return index
+
+
+CHUNK = 1 << 16
+
+
+def _sequence_index(space, n: int, method: str, first: int, seed: int | None, max_raw: int) -> tuple[np.ndarray, int]:
+    """The first ``n`` valid distinct points of one Sobol or random sequence."""
+    if method == "sobol":
+        engine = qmc.Sobol(space.dims, scramble=True, seed=seed)
+        first = 1 << max(int(math.ceil(math.log2(first))), 0)
+
+        def draw(k: int) -> np.ndarray:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                return engine.random(k)
+    else:
+        rng = np.random.default_rng(seed)
+
+        def draw(k: int) -> np.ndarray:
+            return rng.random((k, space.dims))
+
+    found: list[np.ndarray] = []
+    keys: set = set()
+    count = drawn = 0
+    target = min(first, max_raw)
     while True:
-        index = space.from_unit(unit_sample(method, space.dims, raw, seed))
+        while drawn < target and count < n:
+            u = draw(min(CHUNK, target - drawn))
+            drawn += len(u)
+            index = space.from_unit(u)
+            index = space.unique_rows(index[space.valid_mask(index)])
+            if len(index):
+                row_keys = space.row_keys(index)
+                new = np.array([k not in keys for k in row_keys.tolist()], dtype=bool)
+                keys.update(row_keys[new].tolist())
+                found.append(index[new])
+                count += int(new.sum())
+        if count >= n or drawn >= max_raw:
+            break
+        target = min(2 * drawn, max_raw)
+    index = np.concatenate(found) if found else np.empty((0, space.dims))
+    return index, drawn
+
+
+def _lhs_index(space, n: int, first: int, seed: int | None, max_raw: int) -> tuple[np.ndarray, int]:
+    """``n`` valid distinct points of a Latin hypercube, redrawn larger until enough survive
+    (grown by the observed valid fraction, at least doubled)."""
+    raw = min(first, max_raw)
+    while True:
+        index = space.from_unit(unit_sample("lhs", space.dims, raw, seed))
         index = space.unique_rows(index[space.valid_mask(index)])
-        if len(index) >= n:
-            return index[:n]
-        if raw >= max_raw:
-            raise SpaceError(
-                f"only {len(index)} distinct valid configurations in {raw} raw {method} points, "
-                f"{n} wanted: the constraints admit too few (check them with `gpautotune space`)"
-            )
-        # Grow by the observed valid fraction (at least doubling) to limit iterations.
+        if len(index) >= n or raw >= max_raw:
+            return index, raw
         grow = 2 if len(index) == 0 else max(2, int(2 ** math.ceil(math.log2(n / len(index) * 1.2))))
         raw = min(raw * grow, max_raw)

@@ -33,6 +33,7 @@ from gpautotune.acquisition import (
     make_acquisition,
     score_candidates,
 )
+from gpautotune.acquisition._pool import POOL_MAX_RAW
 from gpautotune.exceptions import ConfigError
 from gpautotune.space import Space
 from gpautotune.space._sampling import sample_index
@@ -143,7 +144,7 @@ class GPRStrategy(Strategy):
         self.gp = GPSurrogate(self.gp_settings, space.dims + len(self.extra_inputs), len(self.basis))
         self.pool = CandidatePool(space, self.pool_settings, seed)
         self._design: np.ndarray | None = None
-        reference = self.pool._all if self.pool.exhaustive else sample_index(space, 1024, seed=self.seed)
+        reference = self.pool._all if self.pool.exhaustive else sample_index(space, 1024, seed=self.seed, max_raw=POOL_MAX_RAW, strict=False)
         cols = space.columns(reference)
         h = self.basis(cols)
         self._h_mean = h.mean(axis=0) if len(h) else np.zeros(len(self.basis))
@@ -206,7 +207,8 @@ class GPRStrategy(Strategy):
 
     def _space_filling(self, n: int, reason: str) -> list[Proposal]:
         step = len(self.trials)
-        rows = sample_index(self.space, min(4 * n + len(self.trials) + 16, 1 << 16), seed=(self.seed or 0) + step)
+        rows = sample_index(self.space, min(4 * n + len(self.trials) + 16, 1 << 16), seed=(self.seed or 0) + step,
+                            max_raw=POOL_MAX_RAW, strict=False)
         rows = rows[~self.is_seen(rows)][:n]
         return self.proposals(rows, source="fallback", fallback=reason)
 

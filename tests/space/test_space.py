@@ -99,6 +99,30 @@ def test_sampling_refuses_impossible_constraints():
         sample_index(space, 3, max_raw=1024)
 
 
+def test_non_strict_sampling_returns_what_the_raw_budget_holds():
+    space = Space([IntRange("a", 1, 64), IntRange("b", 1, 64)], constraints=["a * b == 64"])  # 7 valid points
+    rows = sample_index(space, 50, max_raw=4096, strict=False)
+    assert len(rows) == 7
+    assert space.valid_mask(rows).all()
+    assert len(space.unique_rows(rows)) == 7
+
+
+@pytest.mark.parametrize("method", ["sobol", "random"])
+def test_chunked_draws_give_the_first_valid_points_of_one_sequence(monkeypatch, method):
+    """Drawing the raw sequence in small chunks must not change which points come out."""
+    from gpautotune.space import _sampling
+
+    space = Space([IntRange(f"x{i}", 1, 8) for i in range(6)], constraints=["x0 + x1 + x2 < 7"])
+    whole = sample_index(space, 300, method=method, seed=4)
+    monkeypatch.setattr(_sampling, "CHUNK", 64)
+    chunked = sample_index(space, 300, method=method, seed=4)
+    np.testing.assert_array_equal(whole, chunked)
+    unit = _sampling.unit_sample(method, space.dims, 1 << 14, 4)
+    index = space.from_unit(unit)
+    expected = space.unique_rows(index[space.valid_mask(index)])[:300]
+    np.testing.assert_array_equal(whole, expected)
+
+
 def test_neighbors_are_valid_and_one_factor_away(lap):
     config = dict(elements_number=6, y_component_number=6, vector_length=1, temporary_size=2,
                   load_overlap=True, threads_number=1024, lws_y=2)

@@ -130,6 +130,18 @@ def test_non_enumerable_pool_mixes_sample_neighbours_and_backlog():
         assert problem.space.valid_mask(problem.space.to_index([t.config]))[0]
 
 
+def test_a_space_with_a_tiny_valid_fraction_does_not_stop_the_run():
+    """About 1e-4 of 8^12 policies fit under 1.7 bits: the pool's Sobol sample comes short
+    of 60 x 12 points and the run goes on with what it holds (it raised before)."""
+    problem = ConstrainedBitsProblem(layers=12, limit_bits=1.7)
+    result = tune(problem, "gpr", 10, seed=0, strategy_options={"n_init": 6, "restarts": 0})
+    model = [t.info for t in result.trials if t.info.get("source") == "model"]
+    assert len(result.trials) == 10 and len(model) == 4
+    assert all(0 < i["pool"]["sample"] < 60 * 12 for i in model)
+    for t in result.trials:
+        assert problem.space.valid_mask(problem.space.to_index([t.config]))[0]
+
+
 @pytest.mark.parametrize("acquisition", ["ei", "pi", "lcb"])
 def test_other_acquisitions_run(acquisition):
     result = tune(ScreeningProblem(levels=3), "gpr", 10, seed=1, strategy_options={**FAST, "acquisition": acquisition})
