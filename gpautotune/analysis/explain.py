@@ -187,8 +187,9 @@ def _write(result: SobolResult, meta: dict[str, Any], out_dir: Path, stem: str) 
 
 
 def plot_indices(table: pd.DataFrame, path: str | os.PathLike[str], *, title: str = "",
-                 confidence: float = 0.95) -> Path:
-    """Horizontal bars of S1 and ST per parameter (sorted by ST) with their intervals (PNG)."""
+                 confidence: float = 0.95, interval: str = "GP posterior paths x bootstrap") -> Path:
+    """Horizontal bars of S1 and ST per parameter (sorted by ST) with their intervals (PNG);
+    ``interval`` says where the intervals come from (x-axis label)."""
     from matplotlib.figure import Figure
 
     rows = table.sort_values("ST")
@@ -202,7 +203,7 @@ def plot_indices(table: pd.DataFrame, path: str | os.PathLike[str], *, title: st
                 error_kw={"elinewidth": 1, "capsize": 2})
     ax.set_yticks(y, rows["parameter"].tolist())
     ax.axvline(0.0, color="black", linewidth=0.6)
-    ax.set_xlabel(f"Sobol index ({confidence:.0%} interval: GP posterior paths x bootstrap)")
+    ax.set_xlabel(f"Sobol index ({confidence:.0%} interval: {interval})")
     ax.set_title(title, fontsize=9)
     ax.legend(loc="lower right")
     fig.savefig(path, dpi=110)
