@@ -44,6 +44,7 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", default=None)
     parser.add_argument("--reps", type=int, default=16)
     parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--seeds", type=int, nargs="*", default=None, help="these seeds instead of --reps/--first-seed")
     parser.add_argument("--budget", type=int, default=120)
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--workers", type=int, default=2)
@@ -55,14 +56,14 @@ def main() -> None:
         if missing:
             raise SystemExit(f"--only names unknown variants {missing}; known: {sorted(variants)}")
         variants = {n: variants[n] for n in args.only}
-    jobs = {(name, seed): (seed, args.budget, opts, args.batch)
-            for name, opts in variants.items() for seed in range(args.first_seed, args.first_seed + args.reps)}
+    seeds = args.seeds if args.seeds else list(range(args.first_seed, args.first_seed + args.reps))
+    jobs = {(name, seed): (seed, args.budget, opts, args.batch) for name, opts in variants.items() for seed in seeds}
     rows: list[dict] = []
     args.out.parent.mkdir(parents=True, exist_ok=True)
     from rich.progress import Progress
 
     with ProcessPoolExecutor(args.workers) as pool, Progress() as progress:
-        task = progress.add_task(f"{len(variants)} variants x {args.reps} seeds", total=len(jobs))
+        task = progress.add_task(f"{len(variants)} variants x {len(seeds)} seeds", total=len(jobs))
         futures = {pool.submit(one_run, job): key for key, job in jobs.items()}
         for future in as_completed(futures):
             name, _ = futures[future]

@@ -86,6 +86,11 @@ class GPRStrategy(Strategy):
         screen: "screen, then tune": after the initial design, fix the parameters whose
             total Sobol index has an upper bound below this threshold to their level in
             the best initial configuration (see :mod:`gpautotune.analysis.screening`).
+        stall: after this many measurements without a new best (counted from the best,
+            or from the last escape), one step picks by LCB with ``stall_kappa`` instead of
+            the acquisition: an exploratory step, as Kernel Tuner's ``multi`` acquisition
+            switches functions when one stops improving. ``None``: never.
+        stall_kappa: the escape step's ``mean - stall_kappa * sd`` weight.
     """
 
     def __init__(
@@ -115,6 +120,8 @@ class GPRStrategy(Strategy):
         feasibility: bool = True,
         extra_inputs: list[str] | None = None,
         screen: float | None = None,
+        stall: int | None = None,
+        stall_kappa: float = 3.0,
     ) -> None:
         super().__init__(space, seed=seed)
         if acquisition not in ("logei", "ei", "pi", "lcb"):
@@ -127,6 +134,11 @@ class GPRStrategy(Strategy):
             raise ConfigError(f"lengthscale_max must be above 0.05 (unit-box units), got {lengthscale_max}")
         if n_init is not None and n_init < 1:
             raise ConfigError(f"n_init must be >= 1, got {n_init}")
+        if stall is not None and stall < 1:
+            raise ConfigError(f"stall must be >= 1 (or None), got {stall}")
+        if stall_kappa <= 0:
+            raise ConfigError(f"stall_kappa must be positive, got {stall_kappa}")
+        self.stall, self.stall_kappa = stall, float(stall_kappa)
         self.n_init = n_init if n_init is not None else max(10, 2 * space.dims)
         self.init_method, self.acquisition, self.kappa, self.feasibility = init_method, acquisition, kappa, feasibility
         self.trend = trend
@@ -168,6 +180,7 @@ class GPRStrategy(Strategy):
             **{k: getattr(self.pool_settings, k) for k in ("exhaustive_limit", "sample_size", "n_best", "radius",
                                                            "perturbations", "backlog")},
             **({"screen": self.screen} if self.screen is not None else {}),
+            **({"stall": self.stall, "stall_kappa": self.stall_kappa} if self.stall is not None else {}),
         }
 
     # ------------------------------------------------------------ features
@@ -237,11 +250,13 @@ class GPRStrategy(Strategy):
         picked: list[int] = []
         picked_info: list[dict[str, Any]] = []
         rows = scores = sources = np.empty(0)
+        escape = self._stalled()
+        kind, kappa = ("lcb", self.stall_kappa) if escape else (self.acquisition, self.kappa)
         for q in range(n):
-            acqf = make_acquisition(self.acquisition, model, best_f, self.kappa)
+            acqf = make_acquisition(kind, model, best_f, kappa)
 
             def scorer(r: np.ndarray, acqf=acqf) -> np.ndarray:
-                return self._weight(score_candidates(acqf, self.features(r)), r, feasible)
+                return self._weight(score_candidates(acqf, self.features(r)), r, feasible, kind)
 
             if q == 0:
                 rows, scores, sources = self.pool.propose(step, self.is_seen, scorer)
@@ -252,14 +267,16 @@ class GPRStrategy(Strategy):
                 break
             best = int(np.argmax(scores))
             picked.append(best)
-            picked_info.append({"best_acq": float(scores[best]), "picked_from": str(sources[best])})
+            picked_info.append({"best_acq": float(scores[best]), "picked_from": str(sources[best]),
+                                **({"stall_escape": True} if escape and q == 0 else {})})
             if q + 1 < n:  # kriging believer: condition on the pick at its posterior mean
                 x = torch.as_tensor(self.features(rows[best][None, :]), dtype=torch.float64)
                 with torch.no_grad():
                     mean = model.posterior(x).mean
                 model = model.condition_on_observations(x, mean.reshape(1, 1))
                 best_f = min(best_f, float(mean))
-        self.pool.keep_backlog(rows, scores, np.array(picked, dtype=int))
+        if not escape:  # an escape step's LCB scores say nothing of the backlog's EI
+            self.pool.keep_backlog(rows, scores, np.array(picked, dtype=int))
         acq_s = time.perf_counter() - t0
         counts = {str(k): int(v) for k, v in zip(*np.unique(sources, return_counts=True), strict=True)} if len(rows) else {}
         common = {
@@ -285,12 +302,23 @@ class GPRStrategy(Strategy):
             warnings.simplefilter("ignore")
             return GaussianProcessClassifier(kernel=Matern(nu=2.5), random_state=0).fit(X, labels)
 
-    def _weight(self, scores: np.ndarray, rows: np.ndarray, feasible: Any) -> np.ndarray:
+    def _stalled(self) -> bool:
+        """Whether ``stall`` measurements went by since the best one and the last escape step."""
+        if self.stall is None:
+            return False
+        ok = [(t.value, i) for i, t in enumerate(self.trials) if t.ok]
+        if not ok:
+            return False
+        escapes = [i for i, t in enumerate(self.trials) if t.info.get("stall_escape")]
+        since = max([min(ok)[1], *escapes])
+        return len(self.trials) - 1 - since >= self.stall
+
+    def _weight(self, scores: np.ndarray, rows: np.ndarray, feasible: Any, kind: Acquisition) -> np.ndarray:
         """EI x P(success) (in log space for logei and pi); for LCB, which is no
         probability-weighted quantity, candidates more likely to fail than not are dropped."""
         if feasible is None:
             return scores
         p = np.clip(feasible.predict_proba(self.space.encode(rows))[:, 1], 1e-9, 1.0)
-        if self.acquisition == "lcb":
+        if kind == "lcb":
             return np.where(p >= 0.5, scores, -np.inf) if (p >= 0.5).any() else scores
-        return scores + np.log(p) if self.acquisition in ("logei", "pi") else scores * p
+        return scores + np.log(p) if kind in ("logei", "pi") else scores * p

@@ -130,6 +130,41 @@ def test_non_enumerable_pool_mixes_sample_neighbours_and_backlog():
         assert problem.space.valid_mask(problem.space.to_index([t.config]))[0]
 
 
+def _stalled_before(trials, i: int, stall: int) -> bool:
+    """The stall rule, re-derived: ``stall`` trials since the best and the last escape."""
+    ok = [(t.value, j) for j, t in enumerate(trials[:i]) if t.ok]
+    escapes = [j for j, t in enumerate(trials[:i]) if t.info.get("stall_escape")]
+    return i - 1 - max([min(ok)[1], *escapes]) >= stall
+
+
+@pytest.mark.parametrize("stall", [None, 4])
+def test_stall_escape_steps_come_exactly_when_the_best_stalls(stall):
+    problem = BoothProblem()  # found quickly, then the run stalls
+    result = tune(problem, "gpr", 36, seed=3, strategy_options={**FAST, "stall": stall, "stall_kappa": 10.0})
+    model = [i for i, t in enumerate(result.trials) if t.info.get("source") == "model"]
+    escapes = [i for i in model if result.trials[i].info.get("stall_escape")]
+    if stall is None:
+        assert escapes == []
+        return
+    assert escapes, "a run that stalls must take escape steps"
+    assert escapes == [i for i in model if _stalled_before(result.trials, i, stall)]
+    again = tune(problem, "gpr", 36, seed=3, strategy_options={**FAST, "stall": stall, "stall_kappa": 10.0})
+    assert [t.config for t in again.trials] == [t.config for t in result.trials]
+
+
+def test_a_resumed_run_counts_its_stored_escape_steps(tmp_path):
+    """The escape markers live in the stored trials: a run stopped and resumed with a larger
+    budget still counts the escapes made before the stop."""
+    options = {**FAST, "stall": 4, "stall_kappa": 10.0}
+    db = str(tmp_path / "runs.db")
+    first = tune(BoothProblem(), "gpr", 18, seed=5, strategy_options=options, storage=db)
+    resumed = tune(BoothProblem(), "gpr", 30, seed=5, strategy_options=options, storage=db)
+    escapes = [i for i, t in enumerate(resumed.trials) if t.info.get("stall_escape")]
+    assert any(t.info.get("stall_escape") for t in first.trials) and any(i >= 18 for i in escapes)
+    model = [i for i, t in enumerate(resumed.trials) if t.info.get("source") == "model"]
+    assert escapes == [i for i in model if _stalled_before(resumed.trials, i, 4)]
+
+
 def test_a_space_with_a_tiny_valid_fraction_does_not_stop_the_run():
     """About 1e-4 of 8^12 policies fit under 1.7 bits: the pool's Sobol sample comes short
     of 60 x 12 points and the run goes on with what it holds (it raised before)."""
@@ -165,7 +200,8 @@ def test_lengthscale_bound_and_copula_warp_are_honoured():
     np.testing.assert_allclose(z, (scores - scores.mean()) / scores.std(), atol=1e-9)
 
 
-@pytest.mark.parametrize("bad", [{"fresh_every": 0}, {"lengthscale_max": 0.01}, {"output_warp": "rank"}])
+@pytest.mark.parametrize("bad", [{"fresh_every": 0}, {"lengthscale_max": 0.01}, {"output_warp": "rank"}, {"stall": 0},
+                                 {"stall_kappa": -1.0}])
 def test_bad_fit_options_are_refused(bad):
     with pytest.raises(ConfigError, match=next(iter(bad))):
         make_strategy("gpr", BoothProblem().space, **bad)
