@@ -40,7 +40,7 @@ def sample_index(space, n: int, *, method: str = "sobol", seed: int | None = Non
     until ``n`` valid distinct points survive the predicates or ``max_raw`` raw points were
     drawn; the result is the first ``n`` valid distinct points of the sequence, whatever
     the chunking, and memory stays bounded on tightly constrained spaces. ``lhs`` designs
-    cannot be extended, so they are redrawn at twice the size instead.
+    cannot be extended, so they are redrawn larger instead.
 
     When fewer than ``n`` exist in ``max_raw`` raw points, ``strict`` raises a
     :class:`SpaceError`; otherwise the ones found are returned (candidate pools of spaces

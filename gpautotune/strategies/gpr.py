@@ -90,7 +90,8 @@ class GPRStrategy(Strategy):
             or from the last escape), one step picks by LCB with ``stall_kappa`` instead of
             the acquisition: an exploratory step, as Kernel Tuner's ``multi`` acquisition
             switches functions when one stops improving. ``None``: never.
-        stall_kappa: the escape step's ``mean - stall_kappa * sd`` weight.
+        stall_kappa: the escape step's ``mean - stall_kappa * sd`` weight (a bold 10 left
+            the Laplacian's 1.21 basin where 3 led into it; docs/benchmarks.md).
     """
 
     def __init__(
@@ -121,7 +122,7 @@ class GPRStrategy(Strategy):
         extra_inputs: list[str] | None = None,
         screen: float | None = None,
         stall: int | None = None,
-        stall_kappa: float = 3.0,
+        stall_kappa: float = 10.0,
     ) -> None:
         super().__init__(space, seed=seed)
         if acquisition not in ("logei", "ei", "pi", "lcb"):
