@@ -9,7 +9,10 @@ The seeds' method (seed 003 §4.2, figure 13.4), on BoTorch/GPyTorch:
    when the space can be enumerated, otherwise a constrained Sobol sample, the
    neighbourhoods of the 3 best points and a backlog of earlier high-EI candidates;
 4. ``ask(q)`` picks ``q`` distinct configurations greedily, each after conditioning the
-   GP on the previous picks at their posterior mean (the "kriging believer").
+   GP on the previous picks at their posterior mean (the "kriging believer");
+5. after ``stall`` (7) measurements without a new best, one step *escapes*: LCB with a
+   large kappa over the one-parameter moves of the best configuration (a pattern-search
+   poll), which let every replay run out of the basins that held log-EI.
 
 Failed configurations are never proposed again and are left out of the regression; an
 optional feasibility classifier multiplies EI by the probability of success.
@@ -87,11 +90,16 @@ class GPRStrategy(Strategy):
             total Sobol index has an upper bound below this threshold to their level in
             the best initial configuration (see :mod:`gpautotune.analysis.screening`).
         stall: after this many measurements without a new best (counted from the best,
-            or from the last escape), one step picks by LCB with ``stall_kappa`` instead of
-            the acquisition: an exploratory step, as Kernel Tuner's ``multi`` acquisition
-            switches functions when one stops improving. ``None``: never.
+            or from the last escape), one step (all of its ``q`` picks) is an *escape*: it
+            picks by LCB with ``stall_kappa`` instead of the acquisition, as Kernel Tuner's
+            ``multi`` acquisition switches functions when one stops improving. ``None``:
+            never. The default 7 was measured on the Laplacian replay (docs/benchmarks.md).
         stall_kappa: the escape step's ``mean - stall_kappa * sd`` weight (a bold 10 left
             the Laplacian's 1.21 basin where 3 led into it; docs/benchmarks.md).
+        escape: where the escape step looks: ``poll`` (default), the unmeasured valid
+            configurations that differ from the best one in a single parameter (any
+            level: a pattern-search poll), or the whole pool when there are none; ``lcb``,
+            the whole pool (it tends to pick corners of the space).
     """
 
     def __init__(
@@ -121,8 +129,9 @@ class GPRStrategy(Strategy):
         feasibility: bool = True,
         extra_inputs: list[str] | None = None,
         screen: float | None = None,
-        stall: int | None = None,
+        stall: int | None = 7,
         stall_kappa: float = 10.0,
+        escape: Literal["lcb", "poll"] = "poll",
     ) -> None:
         super().__init__(space, seed=seed)
         if acquisition not in ("logei", "ei", "pi", "lcb"):
@@ -139,7 +148,9 @@ class GPRStrategy(Strategy):
             raise ConfigError(f"stall must be >= 1 (or None), got {stall}")
         if stall_kappa <= 0:
             raise ConfigError(f"stall_kappa must be positive, got {stall_kappa}")
-        self.stall, self.stall_kappa = stall, float(stall_kappa)
+        if escape not in ("lcb", "poll"):
+            raise ConfigError(f"escape must be lcb or poll, not {escape!r}")
+        self.stall, self.stall_kappa, self.escape = stall, float(stall_kappa), escape
         self.n_init = n_init if n_init is not None else max(10, 2 * space.dims)
         self.init_method, self.acquisition, self.kappa, self.feasibility = init_method, acquisition, kappa, feasibility
         self.trend = trend
@@ -181,7 +192,8 @@ class GPRStrategy(Strategy):
             **{k: getattr(self.pool_settings, k) for k in ("exhaustive_limit", "sample_size", "n_best", "radius",
                                                            "perturbations", "backlog")},
             **({"screen": self.screen} if self.screen is not None else {}),
-            **({"stall": self.stall, "stall_kappa": self.stall_kappa} if self.stall is not None else {}),
+            **({"stall": self.stall, "stall_kappa": self.stall_kappa, "escape": self.escape}
+               if self.stall is not None else {}),
         }
 
     # ------------------------------------------------------------ features
@@ -259,7 +271,12 @@ class GPRStrategy(Strategy):
             def scorer(r: np.ndarray, acqf=acqf) -> np.ndarray:
                 return self._weight(score_candidates(acqf, self.features(r)), r, feasible, kind)
 
-            if q == 0:
+            if q == 0 and escape and self.escape == "poll":
+                rows = self._poll_set(ok)
+                scores, sources = scorer(rows), np.full(len(rows), "poll")
+                if not len(rows):
+                    rows, scores, sources = self.pool.propose(step, self.is_seen, scorer)
+            elif q == 0:
                 rows, scores, sources = self.pool.propose(step, self.is_seen, scorer)
             else:
                 scores = scorer(rows)
@@ -313,6 +330,19 @@ class GPRStrategy(Strategy):
         escapes = [i for i, t in enumerate(self.trials) if t.info.get("stall_escape")]
         since = max([min(ok)[1], *escapes])
         return len(self.trials) - 1 - since >= self.stall
+
+    def _poll_set(self, ok: Sequence[Trial]) -> np.ndarray:
+        """Unmeasured valid configurations one parameter away (any level) from the best."""
+        best = min(ok, key=lambda t: t.value)
+        row = self.space.to_index([best.config])[0]
+        # every level of a discrete parameter; real ones in 5% steps across the whole range
+        radius = max([p.n_levels - 1 for p in self.space.parameters if p.is_discrete] + [20])
+        moves = self.space.neighbor_index(row, radius)
+        if not len(moves):
+            return moves
+        _, first = np.unique(self.space.row_keys(moves), return_index=True)
+        moves = moves[np.sort(first)]
+        return moves[~self.is_seen(moves)]
 
     def _weight(self, scores: np.ndarray, rows: np.ndarray, feasible: Any, kind: Acquisition) -> np.ndarray:
         """EI x P(success) (in log space for logei and pi); for LCB, which is no

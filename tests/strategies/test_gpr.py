@@ -3,8 +3,9 @@ import pandas as pd
 import pytest
 
 from gpautotune.exceptions import ConfigError
-from gpautotune.problems import Measurement, Status
+from gpautotune.problems import Measurement, Problem, Status
 from gpautotune.problems.synthetic import BoothProblem, ConstrainedBitsProblem, ScreeningProblem
+from gpautotune.space import IntRange, Space
 from gpautotune.storage import import_csv
 from gpautotune.strategies import make_strategy
 from gpautotune.surrogate import GPSurrogate
@@ -121,7 +122,7 @@ def test_batches_are_distinct_unmeasured_and_valid(laplacian):
 
 def test_non_enumerable_pool_mixes_sample_neighbours_and_backlog():
     problem = ConstrainedBitsProblem(layers=20, limit_bits=4.0)
-    options = {"n_init": 8, "restarts": 0, "sample_size": 200, "perturbations": 16}
+    options = {"n_init": 8, "restarts": 0, "sample_size": 200, "perturbations": 16, "stall": None}
     result = tune(problem, "gpr", 12, seed=0, strategy_options=options)
     pools = [t.info["pool"] for t in result.trials if t.info.get("source") == "model"]
     assert pools and all(p.get("sample", 0) > 0 and p.get("neighbors", 0) > 0 for p in pools)
@@ -169,7 +170,7 @@ def test_a_space_with_a_tiny_valid_fraction_does_not_stop_the_run():
     """About 1e-4 of 8^12 policies fit under 1.7 bits: the pool's Sobol sample comes short
     of 60 x 12 points and the run goes on with what it holds (it raised before)."""
     problem = ConstrainedBitsProblem(layers=12, limit_bits=1.7)
-    result = tune(problem, "gpr", 10, seed=0, strategy_options={"n_init": 6, "restarts": 0})
+    result = tune(problem, "gpr", 10, seed=0, strategy_options={"n_init": 6, "restarts": 0, "stall": None})
     model = [t.info for t in result.trials if t.info.get("source") == "model"]
     assert len(result.trials) == 10 and len(model) == 4
     assert all(0 < i["pool"]["sample"] < 60 * 12 for i in model)
@@ -223,3 +224,57 @@ def test_a_fit_that_needs_more_jitter_gets_it(monkeypatch):
     result = tune(BoothProblem(), "gpr", 9, seed=2, strategy_options=FAST)
     model_steps = [t for t in result.trials if t.info.get("source") == "model"]
     assert model_steps and all(t.info["fit_fallback"] == "jitter" for t in model_steps)
+
+
+def test_poll_escapes_change_one_parameter_of_the_best_so_far():
+    problem = BoothProblem()
+    result = tune(problem, "gpr", 36, seed=3, strategy_options={**FAST, "stall": 4})
+    space = problem.space
+    escapes = [i for i, t in enumerate(result.trials) if t.info.get("stall_escape")]
+    assert escapes and all(result.trials[i].info["picked_from"] == "poll" for i in escapes)
+    for i in escapes:
+        best = min((t for t in result.trials[:i] if t.ok), key=lambda t: t.value)
+        moved = [k for k in best.config if best.config[k] != result.trials[i].config[k]]
+        assert len(moved) == 1, (best.config, result.trials[i].config)
+        assert all(t.config != result.trials[i].config for t in result.trials[:i])
+        assert space.valid_mask(space.to_index([result.trials[i].config]))[0]
+
+
+def test_the_lcb_escape_looks_at_the_whole_pool():
+    result = tune(BoothProblem(), "gpr", 36, seed=3, strategy_options={**FAST, "stall": 4, "escape": "lcb"})
+    escapes = [t.info for t in result.trials if t.info.get("stall_escape")]
+    assert escapes and all(i["picked_from"] == "all" for i in escapes)
+
+
+class _Bowl(Problem):
+    """A 4 x 3 grid with its minimum at (1, 1), whose 5 one-parameter moves are soon measured."""
+
+    name = "bowl"
+
+    def __init__(self) -> None:
+        self.space = Space([IntRange("a", 0, 3), IntRange("b", 0, 2)], name="bowl")
+
+    def evaluate(self, config):
+        return Measurement.success(1.0 + (config["a"] - 1) ** 2 + 2 * (config["b"] - 1) ** 2)
+
+
+def test_a_poll_with_every_move_measured_falls_back_to_the_pool():
+    """Once every one-parameter move of the best point is measured, the escape step scores
+    the whole pool instead of giving up the step."""
+    problem = _Bowl()
+    result = tune(problem, "gpr", 12, seed=2, strategy_options={"n_init": 3, "restarts": 0, "stall": 1})
+    assert len({tuple(t.config.values()) for t in result.trials}) == 12
+    best_after = [min((u for u in result.trials[:i] if u.ok), key=lambda u: u.value) for i in range(1, 13)]
+    escapes = [i for i, t in enumerate(result.trials) if t.info.get("stall_escape")]
+    assert escapes
+    for i in escapes:
+        best = best_after[i - 1].config
+        moves = problem.space.to_configs(problem.space.neighbor_index(problem.space.to_index([best])[0], 3))
+        unmeasured = [m for m in moves if m not in [u.config for u in result.trials[:i]]]
+        assert result.trials[i].info["picked_from"] == ("poll" if unmeasured else "all")
+    assert any(result.trials[i].info["picked_from"] == "all" for i in escapes)
+
+
+def test_escape_must_be_named():
+    with pytest.raises(ConfigError, match="escape must be lcb or poll"):
+        make_strategy("gpr", BoothProblem().space, escape="random")
