@@ -272,13 +272,12 @@ class GPRStrategy(Strategy):
             def scorer(r: np.ndarray, acqf=acqf) -> np.ndarray:
                 return self._weight(score_candidates(acqf, self.features(r)), r, feasible, kind)
 
-            if q == 0 and escape and self.escape == "poll":
-                rows = self._poll_set(ok)
-                scores, sources = scorer(rows), np.full(len(rows), "poll")
-                if not len(rows):
+            if q == 0:
+                poll = self._poll_set(ok) if escape and self.escape == "poll" else np.empty((0, self.space.dims))
+                if len(poll):
+                    rows, scores, sources = poll, scorer(poll), np.full(len(poll), "poll")
+                else:  # the regular pool, or an escape with every poll move measured
                     rows, scores, sources = self.pool.propose(step, self.is_seen, scorer)
-            elif q == 0:
-                rows, scores, sources = self.pool.propose(step, self.is_seen, scorer)
             else:
                 scores = scorer(rows)
                 scores[picked] = -np.inf
