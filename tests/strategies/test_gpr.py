@@ -226,9 +226,10 @@ def test_a_fit_that_needs_more_jitter_gets_it(monkeypatch):
     assert model_steps and all(t.info["fit_fallback"] == "jitter" for t in model_steps)
 
 
-def test_poll_escapes_change_one_parameter_of_the_best_so_far():
+@pytest.mark.parametrize("escape", ["poll", "rotate"])
+def test_poll_escapes_change_one_parameter_of_the_best_so_far(escape):
     problem = BoothProblem()
-    result = tune(problem, "gpr", 36, seed=3, strategy_options={**FAST, "stall": 4})
+    result = tune(problem, "gpr", 36, seed=3, strategy_options={**FAST, "stall": 4, "escape": escape})
     space = problem.space
     escapes = [i for i, t in enumerate(result.trials) if t.info.get("stall_escape")]
     assert escapes and all(result.trials[i].info["picked_from"] == "poll" for i in escapes)
@@ -275,6 +276,55 @@ def test_a_poll_with_every_move_measured_falls_back_to_the_pool():
     assert any(result.trials[i].info["picked_from"] == "all" for i in escapes)
 
 
+class _Box(Problem):
+    """Three parameters whose best corner is far from the early points, so that the run
+    stalls often and escapes poll the same best configuration several times."""
+
+    name = "box"
+
+    def __init__(self) -> None:
+        self.space = Space([IntRange("a", 0, 5), IntRange("b", 0, 5), IntRange("c", 0, 5)], name="box")
+
+    def evaluate(self, config):
+        a, b, c = config["a"], config["b"], config["c"]
+        return Measurement.success(1.0 + abs(a - 1) + 0.5 * abs(b - 4) + 0.25 * abs(c - 2) + 3.0 * (a == 5) * (b == 0))
+
+
+def test_rotating_escapes_take_the_parameters_in_turn():
+    """Each rotate escape changes a parameter that the escapes since the current best have
+    changed least often (among parameters with unmeasured moves left); once none is left,
+    the escape scores the whole pool."""
+    problem = _Box()
+    space = problem.space
+    result = tune(problem, "gpr", 60, seed=1, strategy_options={"n_init": 4, "restarts": 0, "stall": 2})
+    trials = result.trials
+    checked = repeated = 0
+    for i, t in enumerate(trials):
+        if not t.info.get("stall_escape"):
+            continue
+        since, best = min(((j, u) for j, u in enumerate(trials[:i]) if u.ok), key=lambda ju: ju[1].value)
+        seen = [u.config for u in trials[:i]]
+        moves_left = {  # the box has no predicates: every level is valid
+            name for name in best.config
+            if any({**best.config, name: int(v)} not in seen for v in space[name].values_at(np.arange(space[name].n_levels)))
+        }
+        polled = {name: 0 for name in best.config}
+        for u in trials[since + 1:i]:
+            if u.info.get("stall_escape"):
+                moved = [k for k in best.config if u.config[k] != best.config[k]]
+                if len(moved) == 1:
+                    polled[moved[0]] += 1
+        if not moves_left:  # every move measured: the whole pool
+            assert t.info["picked_from"] == "all"
+            continue
+        moved = [k for k in best.config if t.config[k] != best.config[k]]
+        assert len(moved) == 1 and moved[0] in moves_left
+        assert polled[moved[0]] == min(polled[k] for k in moves_left), (i, polled, moved)
+        checked += 1
+        repeated += sum(polled.values()) > 0
+    assert checked >= 4 and repeated >= 2, "the run must poll one best configuration more than once"
+
+
 def test_escape_must_be_named():
-    with pytest.raises(ConfigError, match="escape must be lcb or poll"):
+    with pytest.raises(ConfigError, match="escape must be lcb, poll or rotate"):
         make_strategy("gpr", BoothProblem().space, escape="random")
