@@ -174,3 +174,18 @@ def test_space_from_spec_and_its_errors():
         space_from_spec([{"name": "t", "kind": "pow2", "low": 1}])
     with pytest.raises(ConfigError, match="kind"):
         space_from_spec([{"name": "t", "kind": "weird"}])
+
+
+def test_laplacian_vector_fill_is_the_share_of_lanes_doing_work(lap):
+    """x components over V vectors of vector_length lanes, fed to the GP as a model input."""
+    configs = [
+        {"elements_number": 6, "y_component_number": 6, "vector_length": 2},   # x=1: 1 of 2 lanes
+        {"elements_number": 12, "y_component_number": 6, "vector_length": 2},  # x=2: full
+        {"elements_number": 12, "y_component_number": 4, "vector_length": 2},  # x=3: 2 vectors, 3 of 4
+        {"elements_number": 5, "y_component_number": 5, "vector_length": 1},
+        {"elements_number": 4, "y_component_number": 1, "vector_length": 16},  # x=4: 4 of 16
+    ]
+    rest = {"temporary_size": 2, "load_overlap": True, "threads_number": 256, "lws_y": 4}
+    cols = lap.columns(lap.to_index([{**c, **rest} for c in configs]))
+    assert list(cols["vector_fill"]) == [0.5, 1.0, 0.75, 1.0, 0.25]
+    assert lap.model_inputs == ("x_component_number", "vector_fill")

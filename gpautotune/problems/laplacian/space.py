@@ -64,10 +64,15 @@ def laplacian_space(register_rule: Literal["proxy", "slides", "none"] = "proxy")
         derived={
             "x_component_number": "elements_number / y_component_number",
             "V": "ceil(x_component_number / vector_length)",
+            # lanes used / lanes issued: x components over V vectors of vector_length
+            "vector_fill": "x_component_number / (V * vector_length)",
             "register_size": REGISTER_PROXY,
         },
         name="laplacian",
         # The kernel's x extent per work-item: without it, the GP sees elements_number and
-        # y_component_number apart and stalls in the 1.21 basin (docs/benchmarks.md).
-        model_inputs=("x_component_number",),
+        # y_component_number apart and stalls in the 1.21 basin. The share of vector lanes
+        # doing work: without it, x = 1 looks slow after vector_length 2 measured there
+        # (2.1x at 6/6 for half-empty vectors) and runs stay in the 1.15 basin of 12/6
+        # (docs/benchmarks.md, "Vector fill and rotating polls").
+        model_inputs=("x_component_number", "vector_fill"),
     )
