@@ -28,7 +28,7 @@ from scipy import stats
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-METHODS = ("gpr", "gpr-screen", "gpr-stall", "gpr-poll", "random", "sobol")
+METHODS = ("gpr", "gpr-screen", "gpr-stall", "gpr-poll", "gpr-rotate", "gpr-none", "random", "sobol")
 
 
 def one_run(job: tuple[str, int, int, int]) -> dict:
@@ -40,6 +40,8 @@ def one_run(job: tuple[str, int, int, int]) -> dict:
     name, options = {"gpr": ("gpr", {"n_init": n_init}), "gpr-screen": ("gpr", {"n_init": n_init, "screen": 0.02}),
                      "gpr-stall": ("gpr", {"n_init": n_init, "stall": 10, "stall_kappa": 10.0, "escape": "lcb"}),
                      "gpr-poll": ("gpr", {"n_init": n_init, "stall": 7, "stall_kappa": 10.0, "escape": "poll"}),
+                     "gpr-rotate": ("gpr", {"n_init": n_init, "stall": 7, "stall_kappa": 10.0, "escape": "rotate"}),
+                     "gpr-none": ("gpr", {"n_init": n_init, "stall": None}),
                      "random": ("random", {}), "sobol": ("sobol", {})}[method]
     t0 = time.perf_counter()
     result = tune(problem, name, budget, seed=seed, strategy_options=options)
@@ -67,7 +69,7 @@ def report(frame: pd.DataFrame) -> str:
                      f"{g['found_at'].mean():.0f} | {g['median_ask_s'].median():.2f} |")
     lines.append(f"\noptimum {frame['optimum'].iloc[0]:.3f}")
     gpr = frame.loc[frame["method"] == "gpr", "best"]
-    for other in ("random", "sobol", "gpr-screen", "gpr-stall", "gpr-poll"):
+    for other in ("random", "sobol", "gpr-screen", "gpr-stall", "gpr-poll", "gpr-rotate", "gpr-none"):
         o = frame.loc[frame["method"] == other, "best"]
         if len(gpr) and len(o):
             p = stats.mannwhitneyu(gpr, o, alternative="two-sided").pvalue
