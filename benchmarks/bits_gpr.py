@@ -4,9 +4,10 @@ Run:
   .venv/bin/python benchmarks/bits_gpr.py --seeds 10 --budget 245 --n-init 64 --workers 2 \
       --out benchmarks/results/gpr/bits_b245.csv
 
-Methods: ``gpr`` (defaults, ``n_init`` initial points), ``gpr-screen`` (the same with
-"screen, then tune", ``screen=0.02``), ``random`` and ``sobol`` (constrained samplers), all
-with the same budget and seeds. Per run: the best value, the initial design's best, where
+Methods (``STRATEGIES`` below): ``gpr`` (defaults, ``n_init`` initial points),
+``gpr-screen`` ("screen, then tune", ``screen=0.02``), ``gpr-stall`` / ``gpr-poll`` /
+``gpr-rotate`` / ``gpr-none`` (the stall escapes pinned: global LCB, poll, rotating poll,
+none), ``random`` and ``sobol`` (constrained samplers), all with the same budget and seeds. Per run: the best value, the initial design's best, where
 the model's picks came from (sample / neighbours / backlog) and the mean pool composition.
 Prints the mean best with a 95% t-interval per method, Mann-Whitney p-values of GPR
 against random and Sobol, and the pool counts.
@@ -28,7 +29,19 @@ from scipy import stats
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-METHODS = ("gpr", "gpr-screen", "gpr-stall", "gpr-poll", "gpr-rotate", "gpr-none", "random", "sobol")
+#: method -> (strategy, options); GPR methods also get ``n_init``. ``gpr`` is the default
+#: strategy of the day; the others pin what they compare.
+STRATEGIES = {
+    "gpr": ("gpr", {}),
+    "gpr-screen": ("gpr", {"screen": 0.02}),
+    "gpr-stall": ("gpr", {"stall": 10, "stall_kappa": 10.0, "escape": "lcb"}),
+    "gpr-poll": ("gpr", {"stall": 7, "stall_kappa": 10.0, "escape": "poll"}),
+    "gpr-rotate": ("gpr", {"stall": 7, "stall_kappa": 10.0, "escape": "rotate"}),
+    "gpr-none": ("gpr", {"stall": None}),
+    "random": ("random", {}),
+    "sobol": ("sobol", {}),
+}
+METHODS = tuple(STRATEGIES)
 
 
 def one_run(job: tuple[str, int, int, int]) -> dict:
@@ -37,12 +50,9 @@ def one_run(job: tuple[str, int, int, int]) -> dict:
 
     method, seed, budget, n_init = job
     problem = ConstrainedBitsProblem()
-    name, options = {"gpr": ("gpr", {"n_init": n_init}), "gpr-screen": ("gpr", {"n_init": n_init, "screen": 0.02}),
-                     "gpr-stall": ("gpr", {"n_init": n_init, "stall": 10, "stall_kappa": 10.0, "escape": "lcb"}),
-                     "gpr-poll": ("gpr", {"n_init": n_init, "stall": 7, "stall_kappa": 10.0, "escape": "poll"}),
-                     "gpr-rotate": ("gpr", {"n_init": n_init, "stall": 7, "stall_kappa": 10.0, "escape": "rotate"}),
-                     "gpr-none": ("gpr", {"n_init": n_init, "stall": None}),
-                     "random": ("random", {}), "sobol": ("sobol", {})}[method]
+    name, options = STRATEGIES[method]
+    if name == "gpr":
+        options = {"n_init": n_init, **options}
     t0 = time.perf_counter()
     result = tune(problem, name, budget, seed=seed, strategy_options=options)
     values = np.array([t.value if t.ok else np.inf for t in result.trials])
@@ -69,7 +79,7 @@ def report(frame: pd.DataFrame) -> str:
                      f"{g['found_at'].mean():.0f} | {g['median_ask_s'].median():.2f} |")
     lines.append(f"\noptimum {frame['optimum'].iloc[0]:.3f}")
     gpr = frame.loc[frame["method"] == "gpr", "best"]
-    for other in ("random", "sobol", "gpr-screen", "gpr-stall", "gpr-poll", "gpr-rotate", "gpr-none"):
+    for other in ("random", "sobol", *(m for m in METHODS if m.startswith("gpr-"))):
         o = frame.loc[frame["method"] == other, "best"]
         if len(gpr) and len(o):
             p = stats.mannwhitneyu(gpr, o, alternative="two-sided").pvalue
