@@ -47,11 +47,19 @@ LAPLACIAN_MODEL = (
     " + temporary_size + elements_number + 1/elements_number + threads_number + 1/threads_number"
 )
 #: Seed 000 §6: the model (and factors fixed) at each step of the automated LM/RQ runs.
-SEED_000_SCHEDULE = ("vector_length + lws_y", "y_component_number", "elements_number",
-                     "threads_number + 1/threads_number")
+SEED_000_SCHEDULE = (
+    "vector_length + lws_y",
+    "y_component_number",
+    "elements_number",
+    "threads_number + 1/threads_number",
+)
 #: The factors fixed at each step by the seeds' automated DLMT script (phrb/dopt_anova_experiments).
-SEED_003_DLMT_SCHEDULE = ("vector_length + lws_y", "y_component_number + threads_number", "elements_number",
-                          "load_overlap + temporary_size")
+SEED_003_DLMT_SCHEDULE = (
+    "vector_length + lws_y",
+    "y_component_number + threads_number",
+    "elements_number",
+    "load_overlap + temporary_size",
+)
 
 
 class ValueStepGreedy(GreedySearch):
@@ -101,8 +109,14 @@ class DarwinningLikeGA(GeneticAlgorithm):
         return genes
 
 
-def _named(name: str, budget: int, **options: Any) -> tuple[Callable[[Any, int], Strategy], int, dict]:
-    return (lambda space, seed: make_strategy(name, space, seed=seed, **options)), budget, {"strategy": name, **options}
+def _named(
+    name: str, budget: int, **options: Any
+) -> tuple[Callable[[Any, int], Strategy], int, dict]:
+    return (
+        (lambda space, seed: make_strategy(name, space, seed=seed, **options)),
+        budget,
+        {"strategy": name, **options},
+    )
 
 
 #: label -> (strategy factory, budget, description). Budgets as in seed 003 Table 11.3.
@@ -121,8 +135,16 @@ LAPLACIAN_METHODS: dict[str, tuple[Callable[[Any, int], Strategy], int, dict]] =
     "DLMT-boxcox": _named("dlmt", 125, formula=LAPLACIAN_MODEL, transform="boxcox"),
     "DLMT-seeds-schedule": _named("dlmt", 125, formula=LAPLACIAN_MODEL, fix=SEED_003_DLMT_SCHEDULE),
     "LM-pvalues": _named("lm", 120, formula=LAPLACIAN_MODEL, fix=(2, 1, 1, 1)),
-    "GS-value-step": ((lambda space, seed: ValueStepGreedy(space, seed=seed)), 120, {"strategy": "greedy-value"}),
-    "GA-darwinning": ((lambda space, seed: DarwinningLikeGA(space, seed=seed)), 120, {"strategy": "genetic-darwinning"}),
+    "GS-value-step": (
+        (lambda space, seed: ValueStepGreedy(space, seed=seed)),
+        120,
+        {"strategy": "greedy-value"},
+    ),
+    "GA-darwinning": (
+        (lambda space, seed: DarwinningLikeGA(space, seed=seed)),
+        120,
+        {"strategy": "genetic-darwinning"},
+    ),
     "LHS-125": _named("lhs", 125, samples=125),
     "SA": _named("annealing", 120),
     "two-stage": _named("two-stage", 120),
@@ -173,8 +195,12 @@ def run_one(job: tuple[str, str, int]) -> dict[str, Any]:
     result = tune(problem, strategy, budget, seed=rep)
     final = _final_value(problem, strategy, result)
     return {
-        "method": label, "rep": rep, "budget": budget, "used": result.used,
-        "best": result.best_value, "slowdown": result.best_value / problem.optimum,
+        "method": label,
+        "rep": rep,
+        "budget": budget,
+        "used": result.used,
+        "best": result.best_value,
+        "slowdown": result.best_value / problem.optimum,
         "final_slowdown": None if final is None else final / problem.optimum,
         "cpu_s": round(time.process_time() - start, 3),
     }
@@ -192,9 +218,15 @@ def run(kind: str, labels: list[str], reps: int, workers: int, first: int = 0) -
 
 def summarise(runs: pd.DataFrame) -> pd.DataFrame:
     g = runs.groupby("method", sort=False)
-    table = g.agg(reps=("rep", "size"), mean=("slowdown", "mean"), min=("slowdown", "min"),
-                  max=("slowdown", "max"), budget_mean=("used", "mean"), budget_max=("used", "max"),
-                  cpu_s_per_rep=("cpu_s", "mean"))
+    table = g.agg(
+        reps=("rep", "size"),
+        mean=("slowdown", "mean"),
+        min=("slowdown", "min"),
+        max=("slowdown", "max"),
+        budget_mean=("used", "mean"),
+        budget_max=("used", "max"),
+        cpu_s_per_rep=("cpu_s", "mean"),
+    )
     table["final_mean"] = g["final_slowdown"].mean()
     table["final_max"] = g["final_slowdown"].max()
     return table
@@ -204,8 +236,14 @@ def seeds_table() -> pd.DataFrame:
     runs = pd.read_csv(find_data("laplacian-k40c/thesis_method_runs_1000.csv"))
     runs["method"] = runs["method"].replace({"RQ": "QR"})
     g = runs.groupby("method")
-    return g.agg(reps=("slowdown", "size"), mean=("slowdown", "mean"), min=("slowdown", "min"),
-                 max=("slowdown", "max"), budget_mean=("point_number", "mean"), budget_max=("point_number", "max"))
+    return g.agg(
+        reps=("slowdown", "size"),
+        mean=("slowdown", "mean"),
+        min=("slowdown", "min"),
+        max=("slowdown", "max"),
+        budget_mean=("point_number", "mean"),
+        budget_max=("point_number", "max"),
+    )
 
 
 def comparison(ours: pd.DataFrame, seeds: pd.DataFrame) -> str:
@@ -217,12 +255,24 @@ def comparison(ours: pd.DataFrame, seeds: pd.DataFrame) -> str:
     ]
     for label, row in ours.iterrows():
         seed_row = seeds.loc[label] if label in seeds.index else None
-        cells = [label, f"{row['reps']:.0f}", f"{row['mean']:.3f}", f"{row['min']:.3f}", f"{row['max']:.3f}",
-                 f"{row['budget_mean']:.1f}", f"{row['budget_max']:.0f}"]
+        cells = [
+            label,
+            f"{row['reps']:.0f}",
+            f"{row['mean']:.3f}",
+            f"{row['min']:.3f}",
+            f"{row['max']:.3f}",
+            f"{row['budget_mean']:.1f}",
+            f"{row['budget_max']:.0f}",
+        ]
         if seed_row is not None:
-            cells += [f"{seed_row['mean']:.3f}", f"{seed_row['min']:.3f}", f"{seed_row['max']:.3f}",
-                      f"{seed_row['budget_mean']:.1f}", f"{seed_row['budget_max']:.0f}",
-                      f"{row['mean'] - seed_row['mean']:+.3f}"]
+            cells += [
+                f"{seed_row['mean']:.3f}",
+                f"{seed_row['min']:.3f}",
+                f"{seed_row['max']:.3f}",
+                f"{seed_row['budget_mean']:.1f}",
+                f"{seed_row['budget_max']:.0f}",
+                f"{row['mean'] - seed_row['mean']:+.3f}",
+            ]
         else:
             cells += ["—"] * 6
         lines.append("| " + " | ".join(cells) + " |")
@@ -261,15 +311,28 @@ def dlmt_steps(reps: int) -> pd.DataFrame:
         strategy = LAPLACIAN_METHODS["DLMT"][0](problem.space, rep)
         result = tune(problem, strategy, 125, seed=rep)
         first = next((d.fixed for d in strategy.decisions if d.fixed), {})
-        rows.append({"rep": rep, "slowdown": result.best_value / problem.optimum, "used": result.used,
-                     "nothing_significant_first": not strategy.decisions[0].fixed,
-                     "first_fixed": len(first), "elements_number_first": "elements_number" in first})
+        rows.append(
+            {
+                "rep": rep,
+                "slowdown": result.best_value / problem.optimum,
+                "used": result.used,
+                "nothing_significant_first": not strategy.decisions[0].fixed,
+                "first_fixed": len(first),
+                "elements_number_first": "elements_number" in first,
+            }
+        )
     frame = pd.DataFrame(rows)
-    print(f"runs {len(frame)}; nothing significant at the first analysis: "
-          f"{frame.nothing_significant_first.mean():.2f}")
-    by_en = frame.groupby("elements_number_first").agg(runs=("rep", "size"), mean=("slowdown", "mean"))
+    print(
+        f"runs {len(frame)}; nothing significant at the first analysis: "
+        f"{frame.nothing_significant_first.mean():.2f}"
+    )
+    by_en = frame.groupby("elements_number_first").agg(
+        runs=("rep", "size"), mean=("slowdown", "mean")
+    )
     print("elements_number fixed at the first fixing step:\n" + by_en.round(3).to_string())
-    by_k = frame.groupby("first_fixed").agg(runs=("rep", "size"), mean=("slowdown", "mean"), used=("used", "mean"))
+    by_k = frame.groupby("first_fixed").agg(
+        runs=("rep", "size"), mean=("slowdown", "mean"), used=("used", "mean")
+    )
     print("factors fixed at the first fixing step:\n" + by_k.round(3).to_string())
     return frame
 
@@ -299,7 +362,11 @@ def main() -> None:
         target = OUT / f"{args.what}_runs.csv"
         if target.exists():
             old = pd.read_csv(target)
-            old = old[~old.set_index(["method", "rep"]).index.isin(runs.set_index(["method", "rep"]).index)]
+            old = old[
+                ~old.set_index(["method", "rep"]).index.isin(
+                    runs.set_index(["method", "rep"]).index
+                )
+            ]
             runs = pd.concat([old, runs], ignore_index=True)
         runs.to_csv(target, index=False, float_format="%.6g")
         print(f"{len(runs)} runs in {target} ({time.time() - start:.0f} s wall)")

@@ -61,29 +61,46 @@ def one_run(job: tuple[str, int, int, int]) -> dict:
     pools = pd.DataFrame([i.get("pool", {}) for i in model]).fillna(0)
     asks = [i["fit_s"] + i["acq_s"] for i in model]
     return {
-        "method": method, "seed": seed, "budget": budget, "best": float(values.min()), "optimum": problem.optimum,
-        "best_at_init": float(values[:n_init].min()), "found_at": int(np.argmin(values)) + 1,
-        "picked": json.dumps(dict(picked)), "pool_mean": json.dumps({k: round(float(v), 1) for k, v in pools.mean().items()}),
+        "method": method,
+        "seed": seed,
+        "budget": budget,
+        "best": float(values.min()),
+        "optimum": problem.optimum,
+        "best_at_init": float(values[:n_init].min()),
+        "found_at": int(np.argmin(values)) + 1,
+        "picked": json.dumps(dict(picked)),
+        "pool_mean": json.dumps({k: round(float(v), 1) for k, v in pools.mean().items()}),
         "fixed": len(next((t.info["screened"] for t in result.trials if "screened" in t.info), {})),
-        "median_ask_s": float(np.median(asks)) if asks else 0.0, "wall_s": time.perf_counter() - t0,
+        "median_ask_s": float(np.median(asks)) if asks else 0.0,
+        "wall_s": time.perf_counter() - t0,
     }
 
 
 def report(frame: pd.DataFrame) -> str:
-    lines = ["| method | runs | mean best | 95% CI | min | max | mean iteration of best | median ask s |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| method | runs | mean best | 95% CI | min | max | mean iteration of best | median ask s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for method, g in frame.groupby("method", sort=False):
         b = g["best"]
-        half = stats.t.ppf(0.975, len(b) - 1) * b.std(ddof=1) / np.sqrt(len(b)) if len(b) > 1 else float("nan")
-        lines.append(f"| {method} | {len(b)} | {b.mean():.3f} | ±{half:.3f} | {b.min():.3f} | {b.max():.3f} | "
-                     f"{g['found_at'].mean():.0f} | {g['median_ask_s'].median():.2f} |")
+        half = (
+            stats.t.ppf(0.975, len(b) - 1) * b.std(ddof=1) / np.sqrt(len(b))
+            if len(b) > 1
+            else float("nan")
+        )
+        lines.append(
+            f"| {method} | {len(b)} | {b.mean():.3f} | ±{half:.3f} | {b.min():.3f} | {b.max():.3f} | "
+            f"{g['found_at'].mean():.0f} | {g['median_ask_s'].median():.2f} |"
+        )
     lines.append(f"\noptimum {frame['optimum'].iloc[0]:.3f}")
     gpr = frame.loc[frame["method"] == "gpr", "best"]
     for other in ("random", "sobol", *(m for m in METHODS if m.startswith("gpr-"))):
         o = frame.loc[frame["method"] == other, "best"]
         if len(gpr) and len(o):
             p = stats.mannwhitneyu(gpr, o, alternative="two-sided").pvalue
-            lines.append(f"gpr vs {other}: difference of means {gpr.mean() - o.mean():+.3f}, Mann-Whitney p = {p:.3g}")
+            lines.append(
+                f"gpr vs {other}: difference of means {gpr.mean() - o.mean():+.3f}, Mann-Whitney p = {p:.3g}"
+            )
     for method, g in frame[frame["method"].str.startswith("gpr")].groupby("method"):
         picked = sum((Counter(json.loads(s)) for s in g["picked"]), Counter())
         pool = pd.DataFrame([json.loads(s) for s in g["pool_mean"]]).mean().round(0).to_dict()
@@ -101,8 +118,11 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    jobs = [(m, s, args.budget, args.n_init) for m in args.methods
-            for s in range(args.first_seed, args.first_seed + args.seeds)]
+    jobs = [
+        (m, s, args.budget, args.n_init)
+        for m in args.methods
+        for s in range(args.first_seed, args.first_seed + args.seeds)
+    ]
     jobs.sort(key=lambda j: not j[0].startswith("gpr"))  # the long runs first
     rows: list[dict] = []
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -54,11 +54,21 @@ def full(args: argparse.Namespace) -> None:
     report = analyse(args.db, reference=cfg.reference_label(), checkpoints=cfg.report_checkpoints())
     paths = report.write(args.out)
     report_s = time.perf_counter() - t0
-    record = {"command": "full", "repetitions_per_strategy": args.reps or 1000, "workers": result.workers, "repetitions_run": len(result.outcomes),
-              "skipped": result.skipped, "failed": len(result.failed), "wall_s": round(result.wall_s, 1),
-              "report_s": round(report_s, 1), "load_average_before": load_before,
-              "load_average_after": _load_average(),
-              "task_s_mean": round(sum(o.duration_s for o in result.outcomes) / max(len(result.outcomes), 1), 3)}
+    record = {
+        "command": "full",
+        "repetitions_per_strategy": args.reps or 1000,
+        "workers": result.workers,
+        "repetitions_run": len(result.outcomes),
+        "skipped": result.skipped,
+        "failed": len(result.failed),
+        "wall_s": round(result.wall_s, 1),
+        "report_s": round(report_s, 1),
+        "load_average_before": load_before,
+        "load_average_after": _load_average(),
+        "task_s_mean": round(
+            sum(o.duration_s for o in result.outcomes) / max(len(result.outcomes), 1), 3
+        ),
+    }
     timing = Path(args.out) / "timing.json"
     history = json.loads(timing.read_text()) if timing.is_file() else []
     timing.write_text(json.dumps([*history, record], indent=1) + "\n")
@@ -84,9 +94,16 @@ def scaling(args: argparse.Namespace) -> None:
             else:
                 result = run_comparison(path, workers=workers)
                 outcomes, wall = result.outcomes, result.wall_s
-            rows.append({"workers": workers, "repetitions": len(outcomes), "wall_s": round(wall, 1),
-                         "task_s_mean": round(sum(o.duration_s for o in outcomes) / len(outcomes), 3),
-                         "load_average_before": load_before, "load_average_after": _load_average()})
+            rows.append(
+                {
+                    "workers": workers,
+                    "repetitions": len(outcomes),
+                    "wall_s": round(wall, 1),
+                    "task_s_mean": round(sum(o.duration_s for o in outcomes) / len(outcomes), 3),
+                    "load_average_before": load_before,
+                    "load_average_after": _load_average(),
+                }
+            )
             print(json.dumps(rows[-1]))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(rows, indent=1) + "\n")
@@ -103,16 +120,22 @@ def _sequential(path: Path) -> tuple[list, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("full")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--db", default="results/compare-laplacian.db")
-    p.add_argument("--reps", type=int, default=None, help="only the first REPS repetitions of each strategy")
+    p.add_argument(
+        "--reps", type=int, default=None, help="only the first REPS repetitions of each strategy"
+    )
     p.add_argument("--out", default="benchmarks/results/compare/laplacian")
     p = sub.add_parser("scaling")
     p.add_argument("--reps", type=int, default=100)
-    p.add_argument("--workers", type=int, nargs="+", default=[0, 1, 2], help="0: in this process, without Dask")
+    p.add_argument(
+        "--workers", type=int, nargs="+", default=[0, 1, 2], help="0: in this process, without Dask"
+    )
     p.add_argument("--out", default="benchmarks/results/compare/scaling.json")
     args = parser.parse_args()
     {"full": full, "scaling": scaling}[args.command](args)

@@ -39,7 +39,10 @@ def journal_writes() -> str:
         run = journal.open_run(RunSpec("bench", {}, "none", {}, 0, {}), 10_000)
         config = {f"p{i}": i for i in range(8)}
         for n in range(10_000):  # one commit per trial, as the tuner does
-            journal.add_trial(run.id, Trial(n, config, Measurement.success(1.0 + n, samples=[1.0, 2.0]), {"ei": 0.5}))
+            journal.add_trial(
+                run.id,
+                Trial(n, config, Measurement.success(1.0 + n, samples=[1.0, 2.0]), {"ei": 0.5}),
+            )
         return f"{journal.count_trials(run.id):,} trials, one commit each"
 
 

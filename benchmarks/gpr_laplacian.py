@@ -49,21 +49,35 @@ def one_run(args: tuple[int, int, dict, int]) -> list[dict]:
     asks = [t.info["fit_s"] + t.info["acq_s"] for t in result.trials if "fit_s" in t.info]
     found = int(np.argmin(values)) + 1
     return [
-        {"seed": seed, "checkpoint": c, "slowdown": float(best[min(c, len(best)) - 1]), "found_at": found,
-         "median_ask_s": float(np.median(asks)) if asks else 0.0, "wall_s": wall}
-        for c in CHECKPOINTS if c <= budget
+        {
+            "seed": seed,
+            "checkpoint": c,
+            "slowdown": float(best[min(c, len(best)) - 1]),
+            "found_at": found,
+            "median_ask_s": float(np.median(asks)) if asks else 0.0,
+            "wall_s": wall,
+        }
+        for c in CHECKPOINTS
+        if c <= budget
     ]
 
 
 def summarise(frame: pd.DataFrame) -> str:
-    lines = ["| evaluations | mean | median | worst | at optimum | runs |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| evaluations | mean | median | worst | at optimum | runs |",
+        "|---|---|---|---|---|---|",
+    ]
     for c, g in frame.groupby("checkpoint"):
         s = g["slowdown"]
-        lines.append(f"| {c} | {s.mean():.4f} | {s.median():.4f} | {s.max():.4f} | {(s <= 1 + 1e-9).mean():.0%} | {len(g)} |")
+        lines.append(
+            f"| {c} | {s.mean():.4f} | {s.median():.4f} | {s.max():.4f} | {(s <= 1 + 1e-9).mean():.0%} | {len(g)} |"
+        )
     runs = frame.drop_duplicates("seed")
     lines.append("")
-    lines.append(f"median ask() {runs['median_ask_s'].median():.3f} s; mean iteration of the best point "
-                 f"{runs['found_at'].mean():.1f}; wall per run {runs['wall_s'].mean():.1f} s")
+    lines.append(
+        f"median ask() {runs['median_ask_s'].median():.3f} s; mean iteration of the best point "
+        f"{runs['found_at'].mean():.1f}; wall per run {runs['wall_s'].mean():.1f} s"
+    )
     return "\n".join(lines)
 
 
@@ -78,7 +92,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     options = _parse(args.set)
-    jobs = [(s, args.budget, options, args.batch) for s in range(args.first_seed, args.first_seed + args.reps)]
+    jobs = [
+        (s, args.budget, options, args.batch)
+        for s in range(args.first_seed, args.first_seed + args.reps)
+    ]
     rows: list[dict] = []
     from rich.progress import Progress
 

@@ -47,11 +47,16 @@ def main() -> None:
     args = parser.parse_args()
     print("| problem | observations | median ask() s | min | max |")
     print("|---|---|---|---|---|")
-    for label, problem, sizes in (("laplacian (exhaustive pool)", laplacian_replay(), args.sizes),
-                                  ("54-factor constrained bits", ConstrainedBitsProblem(), args.bits_sizes)):
+    for label, problem, sizes in (
+        ("laplacian (exhaustive pool)", laplacian_replay(), args.sizes),
+        ("54-factor constrained bits", ConstrainedBitsProblem(), args.bits_sizes),
+    ):
         for n in sizes:
             times = time_asks(problem, n, args.asks)
-            print(f"| {label} | {n} | {statistics.median(times):.3f} | {min(times):.3f} | {max(times):.3f} |", flush=True)
+            print(
+                f"| {label} | {n} | {statistics.median(times):.3f} | {min(times):.3f} | {max(times):.3f} |",
+                flush=True,
+            )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"\npeak resident memory of the process: {peak:.0f} MiB")
 

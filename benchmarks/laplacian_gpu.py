@@ -28,31 +28,45 @@ from gpautotune.problems.laplacian.devices import register_icd
 def report(summary: dict[str, Any]) -> str:
     """A short markdown table of the run."""
     env, again = summary["environment"], summary.get("remeasured", {})
-    lines = [f"# Laplacian on {env['device']} ({env['platform']}, driver {env['driver_version']})", "",
-             f"strategy `{summary['strategy']}`, budget {summary['budget']}, seed {summary['seed']}, sizes {env['sizes']},"
-             f" tuning wall time {summary['tuning_wall_s']:.0f} s, statuses {summary['status_counts']}", "",
-             "| kernel | time per pixel (ps) | fraction of the 6 B/pixel copy bound | copy bandwidth (GB/s) |",
-             "|---|---|---|---|"]
+    lines = [
+        f"# Laplacian on {env['device']} ({env['platform']}, driver {env['driver_version']})",
+        "",
+        f"strategy `{summary['strategy']}`, budget {summary['budget']}, seed {summary['seed']}, sizes {env['sizes']},"
+        f" tuning wall time {summary['tuning_wall_s']:.0f} s, statuses {summary['status_counts']}",
+        "",
+        "| kernel | time per pixel (ps) | fraction of the 6 B/pixel copy bound | copy bandwidth (GB/s) |",
+        "|---|---|---|---|",
+    ]
     for name, m in again.items():
         value = "n/a" if m["value"] is None else f"{m['value'] * 1e12:.2f}"
         frac = "n/a" if m["bound_fraction"] is None else f"{m['bound_fraction']:.3f}"
         bw = "n/a" if m["copy_bandwidth_Bps"] is None else f"{m['copy_bandwidth_Bps'] / 1e9:.0f}"
         lines.append(f"| {name} | {value} | {frac} | {bw} |")
-    lines += ["", f"best configuration (found at evaluation {summary.get('best_found_at')}): `{summary.get('best_config')}`",
-              f"speedup over the naive kernel: {summary.get('speedup_over_naive', float('nan')):.2f}",
-              f"differences from the K40c optimum (best, K40c): {summary.get('differs_from_k40c_optimum')}", ""]
+    lines += [
+        "",
+        f"best configuration (found at evaluation {summary.get('best_found_at')}): `{summary.get('best_config')}`",
+        f"speedup over the naive kernel: {summary.get('speedup_over_naive', float('nan')):.2f}",
+        f"differences from the K40c optimum (best, K40c): {summary.get('differs_from_k40c_optimum')}",
+        "",
+    ]
     return "\n".join(lines)
 
 
 def main() -> None:
-    icd = register_icd()  # before the first OpenCL call of this process (and of the spawned workers)
+    icd = (
+        register_icd()
+    )  # before the first OpenCL call of this process (and of the spawned workers)
     from laplacian_common import device_arguments, environment, problem_from, tuning_run, write_json
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("out", type=Path, help="output folder (journal, trial CSV, JSON and markdown summaries)")
+    parser.add_argument(
+        "out", type=Path, help="output folder (journal, trial CSV, JSON and markdown summaries)"
+    )
     device_arguments(parser, sizes="thesis", timeout=120.0)
     parser.set_defaults(platform="nvidia")
-    parser.add_argument("--strategy", default="random", help="a registered strategy name (random, sobol, gpr, ...)")
+    parser.add_argument(
+        "--strategy", default="random", help="a registered strategy name (random, sobol, gpr, ...)"
+    )
     parser.add_argument("--budget", type=int, default=120)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()

@@ -31,9 +31,18 @@ def measure_rounds(problem, configs, rounds: int, seed: int) -> pd.DataFrame:
             for i in rng.permutation(len(configs)):
                 m = evaluator(problem, configs[i]).measurement
                 per_size = [np.asarray(t) for t in m.metrics.get("kernel_times_s", [])]
-                rows.append({"round": r, "config": int(i), "status": m.status.value, "value": m.value,
-                             "sample_cv": float(np.mean([t.std() / t.mean() for t in per_size])) if m.ok else None,
-                             **{p: configs[i][p] for p in PARAMS}})
+                rows.append(
+                    {
+                        "round": r,
+                        "config": int(i),
+                        "status": m.status.value,
+                        "value": m.value,
+                        "sample_cv": float(np.mean([t.std() / t.mean() for t in per_size]))
+                        if m.ok
+                        else None,
+                        **{p: configs[i][p] for p in PARAMS},
+                    }
+                )
     finally:
         evaluator.close()
     return pd.DataFrame(rows)
@@ -43,20 +52,36 @@ def summarise(table: pd.DataFrame) -> dict:
     ok = table[table.status == "ok"]
     wide = ok.pivot(index="config", columns="round", values="value").dropna()
     cv = wide.std(axis=1, ddof=1) / wide.mean(axis=1)
-    taus = [kendalltau(wide[a], wide[b]).statistic for a, b in itertools.combinations(wide.columns, 2)]
+    taus = [
+        kendalltau(wide[a], wide[b]).statistic for a, b in itertools.combinations(wide.columns, 2)
+    ]
     ranks = wide.rank(axis=0)
     pairs = list(itertools.combinations(wide.index, 2))
-    same = [bool(np.all(np.sign(ranks.loc[a] - ranks.loc[b]) == np.sign(ranks.loc[a].iloc[0] - ranks.loc[b].iloc[0])))
-            for a, b in pairs]
+    same = [
+        bool(
+            np.all(
+                np.sign(ranks.loc[a] - ranks.loc[b])
+                == np.sign(ranks.loc[a].iloc[0] - ranks.loc[b].iloc[0])
+            )
+        )
+        for a, b in pairs
+    ]
     ordered = np.sort(wide.median(axis=1).to_numpy())
     gaps = np.diff(ordered) / ordered[:-1]
-    return {"configs_measured": int(len(wide)), "rounds": int(wide.shape[1]),
-            "cv_across_rounds": {"median": float(cv.median()), "p90": float(cv.quantile(0.9)), "max": float(cv.max())},
-            "raw_sample_cv_median": float(ok.sample_cv.median()),
-            "kendall_tau_between_rounds": {"mean": float(np.mean(taus)), "min": float(np.min(taus))},
-            "pairs_ordered_identically_in_all_rounds": float(np.mean(same)),
-            "neighbour_gap_median": float(np.median(gaps)),
-            "value_spread_max_over_min": float(ordered[-1] / ordered[0])}
+    return {
+        "configs_measured": int(len(wide)),
+        "rounds": int(wide.shape[1]),
+        "cv_across_rounds": {
+            "median": float(cv.median()),
+            "p90": float(cv.quantile(0.9)),
+            "max": float(cv.max()),
+        },
+        "raw_sample_cv_median": float(ok.sample_cv.median()),
+        "kendall_tau_between_rounds": {"mean": float(np.mean(taus)), "min": float(np.min(taus))},
+        "pairs_ordered_identically_in_all_rounds": float(np.mean(same)),
+        "neighbour_gap_median": float(np.median(gaps)),
+        "value_spread_max_over_min": float(ordered[-1] / ordered[0]),
+    }
 
 
 def main() -> None:

@@ -19,7 +19,9 @@ from laplacian_common import device_arguments, environment, problem_from, tuning
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     device_arguments(parser)
-    parser.add_argument("--strategy", default="random", help="a registered strategy name (random, sobol, gpr, ...)")
+    parser.add_argument(
+        "--strategy", default="random", help="a registered strategy name (random, sobol, gpr, ...)"
+    )
     parser.add_argument("--budget", type=int, default=60)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/laplacian"))
@@ -27,7 +29,9 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     problem = problem_from(args)
     runs = [tuning_run(problem, args.strategy, args.budget, seed, args.out) for seed in args.seeds]
-    write_json(args.out / f"tune_{args.strategy}.json", {"runs": runs, "environment": environment(problem)})
+    write_json(
+        args.out / f"tune_{args.strategy}.json", {"runs": runs, "environment": environment(problem)}
+    )
     for r in runs:
         print(r["seed"], r.get("remeasured", {}).get("best"), r.get("speedup_over_naive"))
 

@@ -1,6 +1,6 @@
 """Benchmark 1: random valid configurations each match the reference or fail with a status.
 
-    PYTHONPATH=. python benchmarks/laplacian_validity.py --n 200 --seed 0 --out benchmarks/results/laplacian
+PYTHONPATH=. python benchmarks/laplacian_validity.py --n 200 --seed 0 --out benchmarks/results/laplacian
 """
 
 from __future__ import annotations
@@ -37,9 +37,15 @@ def main() -> None:
     table = pd.DataFrame(rows)
     table.to_csv(args.out / "validity.csv", index=False)
     counts = table["status"].value_counts().to_dict()
-    summary = {"n": len(table), "seed": args.seed, "status_counts": counts, "wall_s": time.perf_counter() - t0,
-               "workers_started": evaluator.workers_started, "environment": environment(problem),
-               "ok_value_s_per_pixel": table.loc[table.status == "ok", "value"].describe().to_dict()}
+    summary = {
+        "n": len(table),
+        "seed": args.seed,
+        "status_counts": counts,
+        "wall_s": time.perf_counter() - t0,
+        "workers_started": evaluator.workers_started,
+        "environment": environment(problem),
+        "ok_value_s_per_pixel": table.loc[table.status == "ok", "value"].describe().to_dict(),
+    }
     write_json(args.out / "validity.json", summary)
     print(counts)
 

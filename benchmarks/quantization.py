@@ -31,11 +31,25 @@ from gpautotune.quantization import history_frame, mean_ci, plot_best_so_far, pl
 from gpautotune.strategies import strategy_options
 from gpautotune.tuner import tune
 
-TRIAL_COLUMNS = ["strategy", "seed", "size_limit", "budget", "number", "status", "value", "top1", "size_bytes",
-                 "mean_bits", "duration_s", "bits"]
+TRIAL_COLUMNS = [
+    "strategy",
+    "seed",
+    "size_limit",
+    "budget",
+    "number",
+    "status",
+    "value",
+    "top1",
+    "size_bytes",
+    "mean_bits",
+    "duration_s",
+    "bits",
+]
 
 
-def time_evaluations(problem: QuantizationProblem, n: int = 20, seed: int = 123) -> dict[str, float]:
+def time_evaluations(
+    problem: QuantizationProblem, n: int = 20, seed: int = 123
+) -> dict[str, float]:
     """Median seconds of one policy evaluation: quantizing every layer (cache cleared
     first), and with every layer's quantized weights cached (the usual case in a search
     once bit widths repeat)."""
@@ -52,8 +66,16 @@ def time_evaluations(problem: QuantizationProblem, n: int = 20, seed: int = 123)
     return {"first_s": float(np.median(cold)), "cached_s": float(np.median(warm)), "policies": n}
 
 
-def run_strategy(problem: QuantizationProblem, name: str, seeds: list[int], *, budget: int, n_init: int,
-                 storage: str | None, size_limit: float) -> pd.DataFrame:
+def run_strategy(
+    problem: QuantizationProblem,
+    name: str,
+    seeds: list[int],
+    *,
+    budget: int,
+    n_init: int,
+    storage: str | None,
+    size_limit: float,
+) -> pd.DataFrame:
     """Every trial of ``name`` over ``seeds`` as one table (:data:`TRIAL_COLUMNS`)."""
     options = {"n_init": n_init} if "n_init" in strategy_options(name) else {}
     frames = []
@@ -61,12 +83,20 @@ def run_strategy(problem: QuantizationProblem, name: str, seeds: list[int], *, b
         t0 = time.perf_counter()
         result = tune(problem, name, budget, seed=seed, strategy_options=options, storage=storage)
         frame = history_frame(result.trials, problem.policies)
-        frame["bits"] = ["".join(str(row[layer]) for layer in problem.layers) for _, row in frame.iterrows()]
+        frame["bits"] = [
+            "".join(str(row[layer]) for layer in problem.layers) for _, row in frame.iterrows()
+        ]
         frame = frame.assign(strategy=name, seed=seed, size_limit=size_limit, budget=budget)
         frames.append(frame[TRIAL_COLUMNS])
         best = frame["value"].min()
-        logging.info("%s seed %d: best loss %.2f points, %d trials, %.1f s", name, seed, 100 * best, len(frame),
-                     time.perf_counter() - t0)
+        logging.info(
+            "%s seed %d: best loss %.2f points, %d trials, %.1f s",
+            name,
+            seed,
+            100 * best,
+            len(frame),
+            time.perf_counter() - t0,
+        )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -75,7 +105,9 @@ def _one_seed(job: tuple) -> pd.DataFrame:
     size_limit, width, device, name, seed, budget, n_init = job
     torch.set_num_threads(1)
     problem = digits_problem(size_limit=size_limit, width=width, device=device)
-    return run_strategy(problem, name, [seed], budget=budget, n_init=n_init, storage=None, size_limit=size_limit)
+    return run_strategy(
+        problem, name, [seed], budget=budget, n_init=n_init, storage=None, size_limit=size_limit
+    )
 
 
 def summarise(trials: pd.DataFrame) -> pd.DataFrame:
@@ -85,40 +117,66 @@ def summarise(trials: pd.DataFrame) -> pd.DataFrame:
         ok = group[group["status"] == "ok"]
         best = ok.loc[ok.groupby("seed")["value"].idxmin()]
         mean, low, high = mean_ci(100 * best["value"].to_numpy())
-        rows.append({"strategy": name, "seeds": len(best), "mean_best_loss_points": round(mean, 3),
-                     "ci95_low": round(low, 3), "ci95_high": round(high, 3),
-                     "min_best_loss_points": round(100 * best["value"].min(), 3),
-                     "max_best_loss_points": round(100 * best["value"].max(), 3),
-                     "mean_best_top1": round(float(best["top1"].mean()), 4),
-                     "mean_best_size_bytes": round(float(best["size_bytes"].mean()), 1),
-                     "trials_per_seed": round(len(ok) / max(len(best), 1), 1)})
+        rows.append(
+            {
+                "strategy": name,
+                "seeds": len(best),
+                "mean_best_loss_points": round(mean, 3),
+                "ci95_low": round(low, 3),
+                "ci95_high": round(high, 3),
+                "min_best_loss_points": round(100 * best["value"].min(), 3),
+                "max_best_loss_points": round(100 * best["value"].max(), 3),
+                "mean_best_top1": round(float(best["top1"].mean()), 4),
+                "mean_best_size_bytes": round(float(best["size_bytes"].mean()), 1),
+                "trials_per_seed": round(len(ok) / max(len(best), 1), 1),
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def figures(trials: pd.DataFrame, problem: QuantizationProblem, out: Path, title: str, tag: str) -> None:
+def figures(
+    trials: pd.DataFrame, problem: QuantizationProblem, out: Path, title: str, tag: str
+) -> None:
     searches = trials[trials["strategy"] != "round-robin"]
     plot_best_so_far(searches, title=title).savefig(out / f"best_so_far-{tag}.png", dpi=110)
     for name, group in trials.groupby("strategy"):
         first = group[group["seed"] == group["seed"].min()].sort_values("number")
-        bits = pd.DataFrame([list(map(int, b)) for b in first["bits"]], columns=problem.layers, index=first.index)
+        bits = pd.DataFrame(
+            [list(map(int, b)) for b in first["bits"]], columns=problem.layers, index=first.index
+        )
         history = pd.concat([first, bits], axis=1)
-        fig = plot_policy_trace(history, problem.layers, size_limit=problem.policies.size_limit,
-                                reference=problem.reference.top1, title=f"{name}, seed {first['seed'].iloc[0]}")
+        fig = plot_policy_trace(
+            history,
+            problem.layers,
+            size_limit=problem.policies.size_limit,
+            reference=problem.reference.top1,
+            title=f"{name}, seed {first['seed'].iloc[0]}",
+        )
         fig.savefig(out / f"trace-{name}-{tag}.png", dpi=80)
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--strategies", nargs="+", default=["random", "sobol"])
     p.add_argument("--seeds", type=int, default=10, help="repetitions (seeds 1..N)")
     p.add_argument("--budget", type=int, default=245)
     p.add_argument("--n-init", type=int, default=64)
-    p.add_argument("--size-limit", type=float, default=0.07, help="fraction of the float32 weight size")
+    p.add_argument(
+        "--size-limit", type=float, default=0.07, help="fraction of the float32 weight size"
+    )
     p.add_argument("--width", type=int, default=16)
     p.add_argument("--device", default="cpu")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads")
-    p.add_argument("--jobs", type=int, default=1, help="seeds run in parallel processes (in-memory journals)")
-    p.add_argument("--storage", default="results/quantization-bench.db", help="journal (resumable); '' for memory")
+    p.add_argument(
+        "--jobs", type=int, default=1, help="seeds run in parallel processes (in-memory journals)"
+    )
+    p.add_argument(
+        "--storage",
+        default="results/quantization-bench.db",
+        help="journal (resumable); '' for memory",
+    )
     p.add_argument("--out", type=Path, default=Path("benchmarks/results/quantization"))
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -128,7 +186,9 @@ def main(argv: list[str] | None = None) -> None:
         Path(args.storage).parent.mkdir(parents=True, exist_ok=True)
     problem = digits_problem(size_limit=args.size_limit, width=args.width, device=args.device)
     timing = time_evaluations(problem)
-    logging.info("one policy evaluation: %.4f s first, %.4f s cached", timing["first_s"], timing["cached_s"])
+    logging.info(
+        "one policy evaluation: %.4f s first, %.4f s cached", timing["first_s"], timing["cached_s"]
+    )
     seeds = list(range(1, args.seeds + 1))
     tag = f"limit{args.size_limit:g}-b{args.budget}"
     for name in [*args.strategies, "round-robin"]:
@@ -136,26 +196,57 @@ def main(argv: list[str] | None = None) -> None:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
-            jobs = [(args.size_limit, args.width, args.device, name, s, args.budget, args.n_init) for s in seeds]
+            jobs = [
+                (args.size_limit, args.width, args.device, name, s, args.budget, args.n_init)
+                for s in seeds
+            ]
             # spawn, not fork: this process already ran autograd (training, timing), and a
             # forked child cannot use autograd then (every GP fit would fail).
-            with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            with ProcessPoolExecutor(
+                args.jobs, mp_context=multiprocessing.get_context("spawn")
+            ) as pool:
                 frame = pd.concat(list(pool.map(_one_seed, jobs)), ignore_index=True)
         else:
-            frame = run_strategy(problem, name, seeds if name != "round-robin" else [0], budget=args.budget,
-                                 n_init=args.n_init, storage=args.storage or None, size_limit=args.size_limit)
+            frame = run_strategy(
+                problem,
+                name,
+                seeds if name != "round-robin" else [0],
+                budget=args.budget,
+                n_init=args.n_init,
+                storage=args.storage or None,
+                size_limit=args.size_limit,
+            )
         frame.to_csv(args.out / f"trials-{name}-{tag}.csv", index=False)
-    trials = pd.concat([pd.read_csv(f, dtype={"bits": str}) for f in sorted(args.out.glob(f"trials-*-{tag}.csv"))],
-                       ignore_index=True)
+    trials = pd.concat(
+        [pd.read_csv(f, dtype={"bits": str}) for f in sorted(args.out.glob(f"trials-*-{tag}.csv"))],
+        ignore_index=True,
+    )
     summary = summarise(trials)
     summary.to_csv(args.out / f"summary-{tag}.csv", index=False)
-    meta = {"size_limit_fraction": args.size_limit, "size_limit_bytes": problem.policies.size_limit,
-            "float32_bytes": problem.policies.float32_bytes, "layers": problem.layers, "budget": args.budget,
-            "n_init": args.n_init, "width": args.width, "device": args.device, "threads": args.threads,
-            "reference_top1_8bit": problem.reference.top1, "float_top1": problem.float_accuracy.top1,
-            "evaluation_time": timing, "machine": platform.platform(), "torch": torch.__version__}
+    meta = {
+        "size_limit_fraction": args.size_limit,
+        "size_limit_bytes": problem.policies.size_limit,
+        "float32_bytes": problem.policies.float32_bytes,
+        "layers": problem.layers,
+        "budget": args.budget,
+        "n_init": args.n_init,
+        "width": args.width,
+        "device": args.device,
+        "threads": args.threads,
+        "reference_top1_8bit": problem.reference.top1,
+        "float_top1": problem.float_accuracy.top1,
+        "evaluation_time": timing,
+        "machine": platform.platform(),
+        "torch": torch.__version__,
+    }
     (args.out / f"settings-{tag}.json").write_text(json.dumps(meta, indent=2))
-    figures(trials, problem, args.out, f"digits ResNet, size <= {args.size_limit:g} x float32, budget {args.budget}", tag)
+    figures(
+        trials,
+        problem,
+        args.out,
+        f"digits ResNet, size <= {args.size_limit:g} x float32, budget {args.budget}",
+        tag,
+    )
     print(summary.to_string(index=False))
 
 

@@ -39,15 +39,23 @@ from gpautotune.problems.quantization import (  # noqa: E402
 def build(width: int, size_limit: float, device: str) -> QuantizationProblem:
     model = digits_model(DigitsTraining(width=width), device=device)
     _, val = digits_loaders()
-    return QuantizationProblem(model, val, size_limit=size_limit, device=device, name="quantization-digits-wide")
+    return QuantizationProblem(
+        model, val, size_limit=size_limit, device=device, name="quantization-digits-wide"
+    )
 
 
 def _device_name(device: str) -> str:
-    return torch.cuda.get_device_name(torch.device(device)) if device.startswith("cuda") else platform.processor()
+    return (
+        torch.cuda.get_device_name(torch.device(device))
+        if device.startswith("cuda")
+        else platform.processor()
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("out", type=Path, help="output folder")
     p.add_argument("--strategies", nargs="+", default=["gpr", "sobol", "random"])
     p.add_argument("--seeds", type=int, default=10)
@@ -64,31 +72,70 @@ def main(argv: list[str] | None = None) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(args.cpu_threads)
     gpu = build(args.width, args.size_limit, args.device)
-    cpu = QuantizationProblem(digits_model(DigitsTraining(width=args.width), device=args.device).cpu(),
-                              digits_loaders()[1], size_limit=args.size_limit, device="cpu")
-    timing = {"gpu": time_evaluations(gpu), "cpu": time_evaluations(cpu), "gpu_name": _device_name(args.device),
-              "cpu_threads": args.cpu_threads, "weights": sum(layer.n_weights for layer in gpu.policies.layers),
-              "layers": len(gpu.layers), "width": args.width}
+    cpu = QuantizationProblem(
+        digits_model(DigitsTraining(width=args.width), device=args.device).cpu(),
+        digits_loaders()[1],
+        size_limit=args.size_limit,
+        device="cpu",
+    )
+    timing = {
+        "gpu": time_evaluations(gpu),
+        "cpu": time_evaluations(cpu),
+        "gpu_name": _device_name(args.device),
+        "cpu_threads": args.cpu_threads,
+        "weights": sum(layer.n_weights for layer in gpu.policies.layers),
+        "layers": len(gpu.layers),
+        "width": args.width,
+    }
     (args.out / "timing.json").write_text(json.dumps(timing, indent=2))
-    logging.info("one evaluation: GPU %.4f s (cached %.4f), CPU %.4f s (cached %.4f)", timing["gpu"]["first_s"],
-                 timing["gpu"]["cached_s"], timing["cpu"]["first_s"], timing["cpu"]["cached_s"])
+    logging.info(
+        "one evaluation: GPU %.4f s (cached %.4f), CPU %.4f s (cached %.4f)",
+        timing["gpu"]["first_s"],
+        timing["gpu"]["cached_s"],
+        timing["cpu"]["first_s"],
+        timing["cpu"]["cached_s"],
+    )
     tag = f"w{args.width}-limit{args.size_limit:g}-b{args.budget}"
     storage = str(args.out / "journal.db")
     seeds = list(range(1, args.seeds + 1))
     for name in [*args.strategies, "round-robin"]:
-        frame = run_strategy(gpu, name, seeds if name != "round-robin" else [0], budget=args.budget,
-                             n_init=args.n_init, storage=storage, size_limit=args.size_limit)
+        frame = run_strategy(
+            gpu,
+            name,
+            seeds if name != "round-robin" else [0],
+            budget=args.budget,
+            n_init=args.n_init,
+            storage=storage,
+            size_limit=args.size_limit,
+        )
         frame.to_csv(args.out / f"trials-{name}-{tag}.csv", index=False)
-    trials = pd.concat([pd.read_csv(f, dtype={"bits": str}) for f in sorted(args.out.glob(f"trials-*-{tag}.csv"))],
-                       ignore_index=True)
+    trials = pd.concat(
+        [pd.read_csv(f, dtype={"bits": str}) for f in sorted(args.out.glob(f"trials-*-{tag}.csv"))],
+        ignore_index=True,
+    )
     summary = summarise(trials)
     summary.to_csv(args.out / f"summary-{tag}.csv", index=False)
-    meta = {"size_limit_fraction": args.size_limit, "size_limit_bytes": gpu.policies.size_limit,
-            "float32_bytes": gpu.policies.float32_bytes, "layers": gpu.layers, "budget": args.budget,
-            "n_init": args.n_init, "reference_top1_8bit": gpu.reference.top1, "float_top1": gpu.float_accuracy.top1,
-            "machine": platform.platform(), "torch": torch.__version__, "gpu": _device_name(args.device)}
+    meta = {
+        "size_limit_fraction": args.size_limit,
+        "size_limit_bytes": gpu.policies.size_limit,
+        "float32_bytes": gpu.policies.float32_bytes,
+        "layers": gpu.layers,
+        "budget": args.budget,
+        "n_init": args.n_init,
+        "reference_top1_8bit": gpu.reference.top1,
+        "float_top1": gpu.float_accuracy.top1,
+        "machine": platform.platform(),
+        "torch": torch.__version__,
+        "gpu": _device_name(args.device),
+    }
     (args.out / f"settings-{tag}.json").write_text(json.dumps(meta, indent=2))
-    figures(trials, gpu, args.out, f"digits ResNet w{args.width} on {args.device}, size <= {args.size_limit:g} x float32", tag)
+    figures(
+        trials,
+        gpu,
+        args.out,
+        f"digits ResNet w{args.width} on {args.device}, size <= {args.size_limit:g} x float32",
+        tag,
+    )
     print(json.dumps(timing, indent=2))
     print(summary.to_string(index=False))
 

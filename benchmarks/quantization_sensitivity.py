@@ -60,16 +60,22 @@ def _evaluate_rows(job: tuple[float, str | None, np.ndarray]) -> np.ndarray:
 class ParallelObjective:
     """``f(index) -> losses``, the rows split over a pool of spawned processes."""
 
-    def __init__(self, pool: ProcessPoolExecutor, jobs: int, size_limit: float, device: str | None) -> None:
+    def __init__(
+        self, pool: ProcessPoolExecutor, jobs: int, size_limit: float, device: str | None
+    ) -> None:
         self.pool, self.jobs, self.size_limit, self.device = pool, jobs, size_limit, device
         self.evaluations = 0
 
     def __call__(self, index: np.ndarray) -> np.ndarray:
         chunks = np.array_split(index, max(1, min(len(index), 8 * self.jobs)))
-        values = np.concatenate(list(self.pool.map(_evaluate_rows, [(self.size_limit, self.device, c) for c in chunks])))
+        values = np.concatenate(
+            list(self.pool.map(_evaluate_rows, [(self.size_limit, self.device, c) for c in chunks]))
+        )
         self.evaluations += len(index)
         if np.isnan(values).any():
-            raise RuntimeError(f"{int(np.isnan(values).sum())} policies were not evaluated (size limit?)")
+            raise RuntimeError(
+                f"{int(np.isnan(values).sum())} policies were not evaluated (size limit?)"
+            )
         return values
 
 
@@ -77,15 +83,21 @@ def _markdown(table, layers: list[str]) -> str:
     first, last = layers[0], layers[-1]
     lines = ["| rank | layer | S1 [95% CI] | ST [95% CI] |", "|---|---|---|---|"]
     for _, r in table.sort_values("rank").iterrows():
-        name = r["parameter"] + (" (first)" if r["parameter"] == first else " (last)" if r["parameter"] == last else "")
-        lines.append(f"| {int(r['rank'])} | {name} | {r['S1']:.3f} [{r['S1_low']:.3f}, {r['S1_high']:.3f}] | "
-                     f"{r['ST']:.3f} [{r['ST_low']:.3f}, {r['ST_high']:.3f}] |")
+        name = r["parameter"] + (
+            " (first)" if r["parameter"] == first else " (last)" if r["parameter"] == last else ""
+        )
+        lines.append(
+            f"| {int(r['rank'])} | {name} | {r['S1']:.3f} [{r['S1_low']:.3f}, {r['S1_high']:.3f}] | "
+            f"{r['ST']:.3f} [{r['ST_low']:.3f}, {r['ST_high']:.3f}] |"
+        )
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--n-box", type=int, default=256, help="Saltelli base rows (0: skip the box)")
+    parser.add_argument(
+        "--n-box", type=int, default=256, help="Saltelli base rows (0: skip the box)"
+    )
     parser.add_argument("--n-valid", type=int, default=2048, help="valid policies (0: skip)")
     parser.add_argument("--size-limit", type=float, default=0.07)
     parser.add_argument("--bootstrap", type=int, default=200)
@@ -101,24 +113,47 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     summary = {}
     with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
-        for domain, n, limit in (("box", args.n_box, 0.5), ("valid", args.n_valid, args.size_limit)):
+        for domain, n, limit in (
+            ("box", args.n_box, 0.5),
+            ("valid", args.n_valid, args.size_limit),
+        ):
             if n <= 0:
                 continue
             problem = _problem(limit, args.device)
             layers = [p.name for p in problem.space.parameters]
             objective = ParallelObjective(pool, args.jobs, limit, args.device)
             t0 = time.perf_counter()
-            result = sobol_indices(objective, problem.space, domain=domain, n=n, bootstrap=args.bootstrap,
-                                   seed=args.seed)
+            result = sobol_indices(
+                objective,
+                problem.space,
+                domain=domain,
+                n=n,
+                bootstrap=args.bootstrap,
+                seed=args.seed,
+            )
             wall = time.perf_counter() - t0
             result.table.to_csv(args.out / f"sensitivity-{domain}.csv", index=False)
-            title = (f"digits network, Top-1 loss: {domain}"
-                     + (" (1..8 bits, no size limit)" if domain == "box" else f" (size limit {limit})"))
-            plot_indices(result.table, args.out / f"sensitivity-{domain}.png", title=title,
-                         confidence=result.confidence, interval="bootstrap of the design, true objective")
-            summary[domain] = {"method": result.method, "evaluations": objective.evaluations, "wall_s": round(wall, 1),
-                               "jobs": args.jobs, "device": args.device, "size_limit": limit}
-            print(f"\n## {title}\n\n{result.method}; {objective.evaluations} evaluations in {wall:.0f} s\n")
+            title = f"digits network, Top-1 loss: {domain}" + (
+                " (1..8 bits, no size limit)" if domain == "box" else f" (size limit {limit})"
+            )
+            plot_indices(
+                result.table,
+                args.out / f"sensitivity-{domain}.png",
+                title=title,
+                confidence=result.confidence,
+                interval="bootstrap of the design, true objective",
+            )
+            summary[domain] = {
+                "method": result.method,
+                "evaluations": objective.evaluations,
+                "wall_s": round(wall, 1),
+                "jobs": args.jobs,
+                "device": args.device,
+                "size_limit": limit,
+            }
+            print(
+                f"\n## {title}\n\n{result.method}; {objective.evaluations} evaluations in {wall:.0f} s\n"
+            )
             print(_markdown(result.table, layers))
     (args.out / "sensitivity.json").write_text(json.dumps(summary, indent=2))
 

@@ -62,44 +62,88 @@ def validation(args: argparse.Namespace) -> None:
     from gpautotune.space._sampling import unit_sample
     from gpautotune.surrogate import GPSettings, GPSurrogate
 
-    cases = {"ishigami": (ishigami_space(), ishigami, ishigami_truth()[:2]),
-             "g-function": (g_space(), g_function, g_truth())}
+    cases = {
+        "ishigami": (ishigami_space(), ishigami, ishigami_truth()[:2]),
+        "g-function": (g_space(), g_function, g_truth()),
+    }
     rows = []
     for name, (space, make, (s1, st)) in cases.items():
         f = make(space)
         for domain in ("box", "valid"):
             t0 = time.perf_counter()
             r = sobol_indices(f, space, n=4096, domain=domain, seed=0)
-            rows.append(_compare(r.table, s1, st, function=name, source=f"exact function, {domain}", design=-1,
-                                 seconds=time.perf_counter() - t0, evaluations=r.evaluations))
+            rows.append(
+                _compare(
+                    r.table,
+                    s1,
+                    st,
+                    function=name,
+                    source=f"exact function, {domain}",
+                    design=-1,
+                    seconds=time.perf_counter() - t0,
+                    evaluations=r.evaluations,
+                )
+            )
         if name == "g-function":
             grid, (g1, gt) = g_space(32), g_truth(32)
             r = sobol_indices(g_function(grid), grid, n=4096, seed=0)
-            rows.append(_compare(r.table, g1, gt, function=name, source="exact function, 32-level grid, box",
-                                 design=-1, seconds=0.0, evaluations=r.evaluations))
+            rows.append(
+                _compare(
+                    r.table,
+                    g1,
+                    gt,
+                    function=name,
+                    source="exact function, 32-level grid, box",
+                    design=-1,
+                    seconds=0.0,
+                    evaluations=r.evaluations,
+                )
+            )
         for design in range(args.designs):
             X = unit_sample("sobol", space.dims, 200, seed=100 + design)[:200]  # 256 drawn
             gp = GPSurrogate(GPSettings(log_transform=False, restarts=0), space.dims, 0)
             gp.fit(space.encode(X), f(X), seed=design)
             for hyper in ("fitted", "laplace"):
                 t0 = time.perf_counter()
-                r = surrogate_indices(gp, space.encode, space, n=1024, paths=32, seed=design, hyperparameters=hyper)
-                rows.append(_compare(r.table, s1, st, function=name, source=f"GP 200 points, {hyper}",
-                                     design=design, seconds=time.perf_counter() - t0, evaluations=r.evaluations))
+                r = surrogate_indices(
+                    gp, space.encode, space, n=1024, paths=32, seed=design, hyperparameters=hyper
+                )
+                rows.append(
+                    _compare(
+                        r.table,
+                        s1,
+                        st,
+                        function=name,
+                        source=f"GP 200 points, {hyper}",
+                        design=design,
+                        seconds=time.perf_counter() - t0,
+                        evaluations=r.evaluations,
+                    )
+                )
             print(f"{name} design {design} done", flush=True)
     frame = pd.concat(rows, ignore_index=True)
     OUT.mkdir(parents=True, exist_ok=True)
     frame.to_csv(OUT / "validation.csv", index=False)
     exact = frame[frame.design < 0]
-    print("\n| function | source | parameter | S1 true | S1 [95%] | ST true | ST [95%] |\n|---|---|---|---|---|---|---|")
+    print(
+        "\n| function | source | parameter | S1 true | S1 [95%] | ST true | ST [95%] |\n|---|---|---|---|---|---|---|"
+    )
     for r in exact.itertuples():
-        print(f"| {r.function} | {r.source} | {r.parameter} | {r.S1_true:.3f} | {r.S1:.3f} [{r.S1_low:.3f}, "
-              f"{r.S1_high:.3f}] | {r.ST_true:.3f} | {r.ST:.3f} [{r.ST_low:.3f}, {r.ST_high:.3f}] |")
+        print(
+            f"| {r.function} | {r.source} | {r.parameter} | {r.S1_true:.3f} | {r.S1:.3f} [{r.S1_low:.3f}, "
+            f"{r.S1_high:.3f}] | {r.ST_true:.3f} | {r.ST:.3f} [{r.ST_low:.3f}, {r.ST_high:.3f}] |"
+        )
     gp = frame[frame.design >= 0]
     summary = gp.groupby(["function", "source"]).agg(
-        designs=("design", "nunique"), S1_coverage=("S1_in", "mean"), ST_coverage=("ST_in", "mean"),
-        ST_width=("ST_high", "mean"), seconds=("seconds", "mean"))
-    summary["ST_width"] = gp.assign(w=gp.ST_high - gp.ST_low).groupby(["function", "source"])["w"].mean()
+        designs=("design", "nunique"),
+        S1_coverage=("S1_in", "mean"),
+        ST_coverage=("ST_in", "mean"),
+        ST_width=("ST_high", "mean"),
+        seconds=("seconds", "mean"),
+    )
+    summary["ST_width"] = (
+        gp.assign(w=gp.ST_high - gp.ST_low).groupby(["function", "source"])["w"].mean()
+    )
     print("\n" + _md(summary))
     big = gp[gp.ST_true > 0.02].groupby(["function", "source"])[["S1_in", "ST_in"]].mean()
     print("\nindices with ST > 0.02 only:\n" + _md(big))
@@ -118,8 +162,13 @@ def misfit(args: argparse.Namespace) -> None:
     report = gp.fit(space.encode(X), ishigami(space)(X), seed=1)
     print(f"length-scales {report.lengthscales}, noise {report.noise:.3g}")
     for hyper in ("fitted", "laplace"):
-        t = surrogate_indices(gp, space.encode, space, n=1024, paths=32, seed=1, hyperparameters=hyper).table
-        cells = [f"{r.parameter}: ST {r.ST:.3f} [{r.ST_low:.3f}, {r.ST_high:.3f}]" for r in t.itertuples()]
+        t = surrogate_indices(
+            gp, space.encode, space, n=1024, paths=32, seed=1, hyperparameters=hyper
+        ).table
+        cells = [
+            f"{r.parameter}: ST {r.ST:.3f} [{r.ST_low:.3f}, {r.ST_high:.3f}]"
+            for r in t.itertuples()
+        ]
         print(f"{hyper}: " + "; ".join(cells))
 
 
@@ -140,8 +189,10 @@ def laplacian(args: argparse.Namespace) -> None:
     db = OUT / "laplacian_gpr120.db"
     t0 = time.perf_counter()
     result = tune(problem, "gpr", 120, seed=0, storage=db)
-    print(f"GPR run {result.run_id}: best {result.best_value:.4g} (optimum {problem.optimum:.4g}), "
-          f"{time.perf_counter() - t0:.0f} s (0 if resumed)")
+    print(
+        f"GPR run {result.run_id}: best {result.best_value:.4g} (optimum {problem.optimum:.4g}), "
+        f"{time.perf_counter() - t0:.0f} s (0 if resumed)"
+    )
     tables = {}
     for domain, n in (("box", 1024), ("valid", 4096)):
         t0 = time.perf_counter()
@@ -151,7 +202,9 @@ def laplacian(args: argparse.Namespace) -> None:
     # The measured table itself: every valid configuration, log time (the GP's scale).
     valid = space.enumerate_index()
     keys = space.row_keys(valid)
-    lookup = dict(zip(space.row_keys(problem._index).tolist(), np.log(problem._values).tolist(), strict=True))
+    lookup = dict(
+        zip(space.row_keys(problem._index).tolist(), np.log(problem._values).tolist(), strict=True)
+    )
     measured = np.array([k in lookup for k in keys.tolist()])
     print(f"{measured.sum()} of {len(valid)} valid configurations measured")
 
@@ -179,17 +232,25 @@ def laplacian(args: argparse.Namespace) -> None:
     frame = pd.concat(frames, ignore_index=True)
     frame.to_csv(OUT / "laplacian.csv", index=False)
     order = full.table.sort_values("ST", ascending=False)["parameter"].tolist()
-    print("\nST (95% interval); parameters by ST of the measured table; * = significant in the seeds' ANOVA")
+    print(
+        "\nST (95% interval); parameters by ST of the measured table; * = significant in the seeds' ANOVA"
+    )
     print("| source | " + " | ".join(f"{p}{'*' if p in SEEDS_ANOVA else ''}" for p in order) + " |")
     print("|---" * (len(order) + 1) + "|")
     for source, t in tables.items():
         t = t.set_index("parameter")
-        cells = [f"{t.at[p, 'ST']:.3f} [{t.at[p, 'ST_low']:.3f}, {t.at[p, 'ST_high']:.3f}]" for p in order]
+        cells = [
+            f"{t.at[p, 'ST']:.3f} [{t.at[p, 'ST_low']:.3f}, {t.at[p, 'ST_high']:.3f}]"
+            for p in order
+        ]
         print(f"| {source} | " + " | ".join(cells) + " |")
     print("\nS1 (95% interval)")
     for source, t in tables.items():
         t = t.set_index("parameter")
-        cells = [f"{t.at[p, 'S1']:.3f} [{t.at[p, 'S1_low']:.3f}, {t.at[p, 'S1_high']:.3f}]" for p in order]
+        cells = [
+            f"{t.at[p, 'S1']:.3f} [{t.at[p, 'S1_low']:.3f}, {t.at[p, 'S1_high']:.3f}]"
+            for p in order
+        ]
         print(f"| {source} | " + " | ".join(cells) + " |")
 
 
@@ -207,9 +268,17 @@ def _screen_run(job: tuple[int, int, str]) -> dict:
     fixed = next((t.info["screened"] for t in result.trials if "screened" in t.info), {})
     optimum_bits = problem.best_known()
     wrong = sum(v != optimum_bits[k] for k, v in fixed.items())
-    return {"seed": seed, "budget": budget, "screen": threshold, "best": float(values.min()),
-            "best_at_init": float(values[:64].min()), "optimum": problem.optimum, "n_fixed": len(fixed),
-            "fixed_off_optimum": wrong, "wall_s": time.perf_counter() - t0}
+    return {
+        "seed": seed,
+        "budget": budget,
+        "screen": threshold,
+        "best": float(values.min()),
+        "best_at_init": float(values[:64].min()),
+        "optimum": problem.optimum,
+        "n_fixed": len(fixed),
+        "fixed_off_optimum": wrong,
+        "wall_s": time.perf_counter() - t0,
+    }
 
 
 def screening(args: argparse.Namespace) -> None:
@@ -221,12 +290,18 @@ def screening(args: argparse.Namespace) -> None:
     path = OUT / "screening.csv"
     if path.exists():
         frame = pd.concat([pd.read_csv(path, dtype={"screen": str}), frame]).drop_duplicates(
-            ["seed", "budget", "screen"], keep="last")
+            ["seed", "budget", "screen"], keep="last"
+        )
     frame.to_csv(path, index=False)
     print(_md(frame, index=False))
     summary = frame.groupby(["budget", "screen"]).agg(
-        seeds=("seed", "nunique"), mean_best=("best", "mean"), sd_best=("best", "std"),
-        mean_fixed=("n_fixed", "mean"), fixed_off_optimum=("fixed_off_optimum", "mean"), wall_s=("wall_s", "mean"))
+        seeds=("seed", "nunique"),
+        mean_best=("best", "mean"),
+        sd_best=("best", "std"),
+        mean_fixed=("n_fixed", "mean"),
+        fixed_off_optimum=("fixed_off_optimum", "mean"),
+        wall_s=("wall_s", "mean"),
+    )
     print("\n" + _md(summary))
 
 
@@ -252,22 +327,33 @@ def coverage(args: argparse.Namespace) -> None:
         strategy.gp.fit(strategy.features(index), np.exp(log_loss(index)), seed=0)
         for trend, hyper in ((False, "fitted"), (True, "fitted"), (True, "laplace")):
             t0 = time.perf_counter()
-            t = strategy_indices(strategy, n=256, paths=16, bootstrap=50, bayesian_trend=trend,
-                                 hyperparameters=hyper).table
-            c = _compare(t, exact["S1"].to_numpy(), exact["ST"].to_numpy(), points=points,
-                         paths=f"trend {'drawn' if trend else 'fitted'}, kernel {hyper}",
-                         seconds=time.perf_counter() - t0)
+            t = strategy_indices(
+                strategy, n=256, paths=16, bootstrap=50, bayesian_trend=trend, hyperparameters=hyper
+            ).table
+            c = _compare(
+                t,
+                exact["S1"].to_numpy(),
+                exact["ST"].to_numpy(),
+                points=points,
+                paths=f"trend {'drawn' if trend else 'fitted'}, kernel {hyper}",
+                seconds=time.perf_counter() - t0,
+            )
             rows.append(c)
     frame = pd.concat(rows, ignore_index=True)
     OUT.mkdir(parents=True, exist_ok=True)
     frame.to_csv(OUT / "coverage_bits.csv", index=False)
     frame["ST_width"] = frame.ST_high - frame.ST_low
     top = frame[frame.ST_true >= frame.ST_true.quantile(0.75)]
-    summary = frame.groupby(["points", "paths"]).agg(S1_coverage=("S1_in", "mean"), ST_coverage=("ST_in", "mean"),
-                                                   ST_width=("ST_width", "mean"), seconds=("seconds", "mean"))
+    summary = frame.groupby(["points", "paths"]).agg(
+        S1_coverage=("S1_in", "mean"),
+        ST_coverage=("ST_in", "mean"),
+        ST_width=("ST_width", "mean"),
+        seconds=("seconds", "mean"),
+    )
     summary["ST_coverage_top_quarter"] = top.groupby(["points", "paths"])["ST_in"].mean()
     rank = frame.groupby(["points", "paths"]).apply(
-        lambda g: g[["ST", "ST_true"]].corr(method="spearman").iloc[0, 1], include_groups=False)
+        lambda g: g[["ST", "ST_true"]].corr(method="spearman").iloc[0, 1], include_groups=False
+    )
     summary["spearman_ST"] = rank
     print(_md(summary))
 
@@ -289,8 +375,13 @@ def main() -> None:
     c = sub.add_parser("coverage")
     c.add_argument("--points", type=int, nargs="+", default=[64, 245])
     args = parser.parse_args()
-    commands = {"validation": validation, "misfit": misfit, "laplacian": laplacian, "screening": screening,
-                "coverage": coverage}
+    commands = {
+        "validation": validation,
+        "misfit": misfit,
+        "laplacian": laplacian,
+        "screening": screening,
+        "coverage": coverage,
+    }
     commands[args.command](args)
 
 

@@ -54,34 +54,56 @@ STATUSES = ("ok", "build_error", "timeout", "wrong_result", "run_error", "invali
 def sizes_table() -> pd.DataFrame:
     rows = []
     for r in list_kernels():
-        rows.append({
-            "kernel": r.name, "factors": r.factors, "raw_size": str(r.raw_size),
-            "spec_raw_size": str(APPENDIX_A[r.name]), "raw_matches": r.raw_size == APPENDIX_A[r.name],
-            "valid_size": f"{r.valid_size:.6g}", "valid_exact": r.valid_exact,
-            "valid_percent": f"{100 * r.valid_fraction:.4g}", "table_12_1": r.table_12_1 or "",
-        })
+        rows.append(
+            {
+                "kernel": r.name,
+                "factors": r.factors,
+                "raw_size": str(r.raw_size),
+                "spec_raw_size": str(APPENDIX_A[r.name]),
+                "raw_matches": r.raw_size == APPENDIX_A[r.name],
+                "valid_size": f"{r.valid_size:.6g}",
+                "valid_exact": r.valid_exact,
+                "valid_percent": f"{100 * r.valid_fraction:.4g}",
+                "table_12_1": r.table_12_1 or "",
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def measure_kernel(name: str, n: int, seed: int, args: argparse.Namespace) -> list[dict]:
-    problem = SpaptProblem(name, compile_timeout_s=args.compile_timeout, run_timeout_s=args.run_timeout,
-                           cache_dir=args.cache_dir)
+    problem = SpaptProblem(
+        name,
+        compile_timeout_s=args.compile_timeout,
+        run_timeout_s=args.run_timeout,
+        cache_dir=args.cache_dir,
+    )
     rows = []
     try:
         base = problem.baseline()
         for k, config in enumerate(problem.space.sample(n, method="random", seed=seed)):
             t0 = time.perf_counter()
             m = problem.evaluate(config)
-            rows.append({
-                "kernel": name, "sample": k, "status": str(m.status), "time_s": m.value,
-                "speedup": m.metrics.get("speedup"), "compile_s": m.metrics.get("compile_s"),
-                "run_s": m.metrics.get("run_s"), "threads": m.metrics.get("omp_num_threads"),
-                "baseline_s": base.mean_s, "wall_s": time.perf_counter() - t0,
-                "error": (m.error or "").strip().splitlines()[0][:200] if m.error else "",
-                "config": json.dumps(config, sort_keys=True),
-            })
-            print(f"{name:12s} {k:3d} {m.status!s:13s} wall={rows[-1]['wall_s']:6.2f}s "
-                  f"speedup={m.metrics.get('speedup') or float('nan'):.3f}", flush=True)
+            rows.append(
+                {
+                    "kernel": name,
+                    "sample": k,
+                    "status": str(m.status),
+                    "time_s": m.value,
+                    "speedup": m.metrics.get("speedup"),
+                    "compile_s": m.metrics.get("compile_s"),
+                    "run_s": m.metrics.get("run_s"),
+                    "threads": m.metrics.get("omp_num_threads"),
+                    "baseline_s": base.mean_s,
+                    "wall_s": time.perf_counter() - t0,
+                    "error": (m.error or "").strip().splitlines()[0][:200] if m.error else "",
+                    "config": json.dumps(config, sort_keys=True),
+                }
+            )
+            print(
+                f"{name:12s} {k:3d} {m.status!s:13s} wall={rows[-1]['wall_s']:6.2f}s "
+                f"speedup={m.metrics.get('speedup') or float('nan'):.3f}",
+                flush=True,
+            )
     finally:
         problem.close()
     return rows
@@ -124,7 +146,9 @@ def main() -> None:
         old = pd.read_csv(path) if path.exists() else pd.DataFrame(columns=["kernel"])
         frame = pd.concat([old[old.kernel != name], pd.DataFrame(rows)], ignore_index=True)
         order = {k: i for i, k in enumerate(KERNEL_NAMES)}
-        frame = frame.sort_values(["kernel", "sample"], key=lambda c: c.map(order) if c.name == "kernel" else c)
+        frame = frame.sort_values(
+            ["kernel", "sample"], key=lambda c: c.map(order) if c.name == "kernel" else c
+        )
         frame.to_csv(path, index=False)
     summary = summarise(frame)
     summary.to_csv(args.out / "sample_summary.csv", index=False)

@@ -53,22 +53,40 @@ def _parse_options(items: list[str]) -> dict:
 
 def run_kernel(kernel: str, args: argparse.Namespace, deadline: float) -> list[dict]:
     """Every run of one kernel (resumed from the journal); one row per finished run."""
-    problem = SpaptProblem(kernel, compile_timeout_s=args.compile_timeout, run_timeout_s=args.run_timeout,
-                           omp_threads=args.omp_threads, cache_dir=args.cache_dir)
+    problem = SpaptProblem(
+        kernel,
+        compile_timeout_s=args.compile_timeout,
+        run_timeout_s=args.run_timeout,
+        omp_threads=args.omp_threads,
+        cache_dir=args.cache_dir,
+    )
     base = problem.baseline()
     rows = []
 
     def stop(trial, run) -> None:
         speed = trial.measurement.metrics.get("speedup")
-        logging.info("%s seed %d #%d %s %s", kernel, run.strategy.seed, trial.number + 1, trial.status,
-                     f"{speed:.3f}" if speed else "")
+        logging.info(
+            "%s seed %d #%d %s %s",
+            kernel,
+            run.strategy.seed,
+            trial.number + 1,
+            trial.status,
+            f"{speed:.3f}" if speed else "",
+        )
         if time.monotonic() > deadline:
             raise _Deadline
 
     try:
         for seed in range(args.seed, args.seed + args.runs):
-            result = tune(problem, args.strategy, args.budget, storage=args.journal, seed=seed,
-                          strategy_options=_parse_options(args.strategy_option), callback=stop)
+            result = tune(
+                problem,
+                args.strategy,
+                args.budget,
+                storage=args.journal,
+                seed=seed,
+                strategy_options=_parse_options(args.strategy_option),
+                callback=stop,
+            )
             rows.append(_run_row(kernel, seed, base.mean_s, result.trials))
     finally:
         problem.close()
@@ -100,16 +118,27 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
         s = g.best_speedup.to_numpy(dtype=float)
         n = len(s)
         half = stats.t.ppf(0.975, n - 1) * s.std(ddof=1) / math.sqrt(n) if n > 1 else math.nan
-        rows.append({
-            "kernel": kernel, "runs": n, "budget": int(g.trials.max()),
-            "baseline_s": float(g.baseline_s.iloc[0]),
-            "best_speedup_mean": s.mean(), "ci95_low": s.mean() - half, "ci95_high": s.mean() + half,
-            "best_speedup_min": s.min(), "best_speedup_max": s.max(),
-            "best_iteration_median": float(g.best_iteration.median()),
-            "best_iteration_mean": float(g.best_iteration.mean()),
-            "failures_per_run": float(g[[c for c in g.columns if c.startswith("n_") and c != "n_ok"]].sum(axis=1).mean()),
-            "median_eval_s": float(g.median_eval_s.median()),
-        })
+        rows.append(
+            {
+                "kernel": kernel,
+                "runs": n,
+                "budget": int(g.trials.max()),
+                "baseline_s": float(g.baseline_s.iloc[0]),
+                "best_speedup_mean": s.mean(),
+                "ci95_low": s.mean() - half,
+                "ci95_high": s.mean() + half,
+                "best_speedup_min": s.min(),
+                "best_speedup_max": s.max(),
+                "best_iteration_median": float(g.best_iteration.median()),
+                "best_iteration_mean": float(g.best_iteration.mean()),
+                "failures_per_run": float(
+                    g[[c for c in g.columns if c.startswith("n_") and c != "n_ok"]]
+                    .sum(axis=1)
+                    .mean()
+                ),
+                "median_eval_s": float(g.median_eval_s.median()),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -123,7 +152,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--compile-timeout", type=float, default=30.0)
     parser.add_argument("--run-timeout", type=float, default=60.0)
-    parser.add_argument("--omp-threads", type=int, default=None, help="OMP_NUM_THREADS (default: unset)")
+    parser.add_argument(
+        "--omp-threads", type=int, default=None, help="OMP_NUM_THREADS (default: unset)"
+    )
     parser.add_argument("--max-minutes", type=float, default=math.inf)
     parser.add_argument("--cache-dir", default=None)
     parser.add_argument("--journal", default="results/spapt/tuning.db")
@@ -139,7 +170,9 @@ def main() -> None:
         for kernel in args.kernels:
             rows.extend(run_kernel(kernel, args, deadline))
     except _Deadline:
-        print(f"time slice over after {len(rows)} finished runs; run the same command again to resume")
+        print(
+            f"time slice over after {len(rows)} finished runs; run the same command again to resume"
+        )
         return
     runs = pd.DataFrame(rows)
     args.out.mkdir(parents=True, exist_ok=True)

@@ -22,7 +22,11 @@ from rich.table import Table
 
 from gpautotune.exceptions import GPAutotuneError
 
-app = typer.Typer(help="gpautotune: Bayesian-optimization autotuning with Gaussian processes.", no_args_is_help=True, add_completion=False)
+app = typer.Typer(
+    help="gpautotune: Bayesian-optimization autotuning with Gaussian processes.",
+    no_args_is_help=True,
+    add_completion=False,
+)
 console = Console()
 err_console = Console(stderr=True)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -62,7 +66,9 @@ def _config_table(title: str, config: dict[str, Any]) -> Table:
 def tune(
     config: Annotated[Path, typer.Argument(help="YAML tuning file")],
     budget: Annotated[int | None, typer.Option(help="override the file's budget")] = None,
-    db: Annotated[str | None, typer.Option(help="trial journal (SQLite); re-using it resumes the run")] = None,
+    db: Annotated[
+        str | None, typer.Option(help="trial journal (SQLite); re-using it resumes the run")
+    ] = None,
     seed: Annotated[int | None, typer.Option(help="override the file's seed")] = None,
 ) -> None:
     """Tune the problem of CONFIG; re-running the same command resumes it."""
@@ -70,13 +76,17 @@ def tune(
     from gpautotune.tuner import tune as run_tune
 
     cfg = load_config(config)
-    updates = {k: v for k, v in {"budget": budget, "storage": db, "seed": seed}.items() if v is not None}
+    updates = {
+        k: v for k, v in {"budget": budget, "storage": db, "seed": seed}.items() if v is not None
+    }
     cfg = cfg.model_copy(update=updates)
     with console.status(f"preparing {cfg.problem.name}"):
         problem = build_problem(cfg.problem)
         strategy = build_strategy(cfg.strategy, problem, cfg.seed)
     storage = cfg.storage_path()
-    console.print(f"[bold]{problem.name}[/] with [bold]{strategy.name}[/], budget {cfg.budget}, seed {cfg.seed}, journal {storage}")
+    console.print(
+        f"[bold]{problem.name}[/] with [bold]{strategy.name}[/], budget {cfg.budget}, seed {cfg.seed}, journal {storage}"
+    )
     with _progress() as progress:
         task = progress.add_task("tuning", total=cfg.budget, best="-")
 
@@ -84,9 +94,17 @@ def tune(
             best = run.best
             progress.update(task, completed=run.used, best=_fmt(best.value) if best else "-")
 
-        result = run_tune(problem, strategy, cfg.budget, storage=storage, seed=cfg.seed,
-                          warm_start=warm_start_trials(cfg, problem), batch_size=cfg.batch_size,
-                          callback=on_trial, label=cfg.label)
+        result = run_tune(
+            problem,
+            strategy,
+            cfg.budget,
+            storage=storage,
+            seed=cfg.seed,
+            warm_start=warm_start_trials(cfg, problem),
+            batch_size=cfg.batch_size,
+            callback=on_trial,
+            label=cfg.label,
+        )
         progress.update(task, completed=result.used)
     _summary(problem, result)
     _baseline_speedup(problem, result)
@@ -104,15 +122,22 @@ def _baseline_speedup(problem: Any, result: Any) -> None:
     finally:
         evaluator.close()
     if measured.ok:
-        console.print(f"baseline {measured.value:.6g}; speedup of the best over it: {measured.value / result.best.value:.2f}x")
+        console.print(
+            f"baseline {measured.value:.6g}; speedup of the best over it: {measured.value / result.best.value:.2f}x"
+        )
     else:
         console.print(f"baseline configuration failed ({measured.status.value}): {measured.error}")
 
 
 def _progress() -> Progress:
     return Progress(
-        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("best {task.fields[best]}"), TimeElapsedColumn(), TimeRemainingColumn(), console=console,
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("best {task.fields[best]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
     )
 
 
@@ -120,7 +145,9 @@ def _summary(problem: Any, result: Any) -> None:
     from collections import Counter
 
     counts = Counter(t.status.value for t in result.trials if t.counts_in_budget)
-    console.print(f"{result.used} evaluations: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    console.print(
+        f"{result.used} evaluations: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    )
     best = result.best
     if best is None:
         console.print("[red]no successful evaluation[/]")
@@ -128,7 +155,9 @@ def _summary(problem: Any, result: Any) -> None:
     console.print(_config_table(f"best of run {result.run_id} (trial {best.number})", best.config))
     line = f"best value {best.value:.6g}"
     if getattr(problem, "optimum", None):
-        line += f"; known optimum {problem.optimum:.6g}; slowdown {best.value / problem.optimum:.4f}"
+        line += (
+            f"; known optimum {problem.optimum:.6g}; slowdown {best.value / problem.optimum:.4f}"
+        )
     for key in ("bound_fraction", "copy_bandwidth_Bps"):
         if key in best.measurement.metrics:
             line += f"; {key} {_fmt(best.measurement.metrics[key])}"
@@ -158,8 +187,17 @@ def show(
         trials = journal.trials(r.id)
         counted = [t for t in trials if t.counts_in_budget]
         best = best_trial(trials)
-        overview.add_row(str(r.id), r.problem, r.strategy, str(r.seed), str(r.budget), str(len(counted)),
-                         str(sum(not t.ok for t in counted)), _fmt(best.value) if best else "-", r.status)
+        overview.add_row(
+            str(r.id),
+            r.problem,
+            r.strategy,
+            str(r.seed),
+            str(r.budget),
+            str(len(counted)),
+            str(sum(not t.ok for t in counted)),
+            _fmt(best.value) if best else "-",
+            r.status,
+        )
         details.append((r, sorted((t for t in trials if t.ok), key=lambda t: t.value)[:top]))
     console.print(overview)
     for r, best in details:
@@ -210,20 +248,30 @@ def space(config: Annotated[Path, typer.Argument(help="YAML tuning file")]) -> N
     for p in sp.parameters:
         d = p.describe()
         levels = list(p.levels) if p.is_discrete else [d["low"], d["high"]]
-        shown = ", ".join(map(_fmt, levels)) if len(levels) <= 12 else f"{_fmt(levels[0])} .. {_fmt(levels[-1])} ({len(levels)})"
+        shown = (
+            ", ".join(map(_fmt, levels))
+            if len(levels) <= 12
+            else f"{_fmt(levels[0])} .. {_fmt(levels[-1])} ({len(levels)})"
+        )
         table.add_row(p.name, d["kind"], shown)
     console.print(table)
     for c in sp.constraints:
         console.print(f"  constraint: {c.text}")
     with console.status("counting valid configurations"):
         count = sp.count_valid()
-    raw = "inf" if math.isinf(sp.size) else f"{sp.size:,.0f}" if sp.size < 1e15 else f"{sp.size:.3e}"
+    raw = (
+        "inf" if math.isinf(sp.size) else f"{sp.size:,.0f}" if sp.size < 1e15 else f"{sp.size:.3e}"
+    )
     console.print(f"raw size: {raw}")
     if count.exact:
-        console.print(f"valid: {count.estimate:,.0f} (exact, {count.fraction:.2%} of the raw space)")
+        console.print(
+            f"valid: {count.estimate:,.0f} (exact, {count.fraction:.2%} of the raw space)"
+        )
     else:
-        console.print(f"valid: about {count.estimate:.3e} (95% CI {count.low:.3e} .. {count.high:.3e}; "
-                      f"{count.fraction:.3%} of raw, estimated from samples)")
+        console.print(
+            f"valid: about {count.estimate:.3e} (95% CI {count.low:.3e} .. {count.high:.3e}; "
+            f"{count.fraction:.3%} of raw, estimated from samples)"
+        )
 
 
 @app.command()
@@ -233,26 +281,52 @@ def devices() -> None:
     from gpautotune.problems.laplacian.devices import compiler_problem, list_devices
 
     table = Table(title="OpenCL devices")
-    for col in ("platform", "device", "name", "type", "driver", "CUs", "max work group", "builds kernels"):
+    for col in (
+        "platform",
+        "device",
+        "name",
+        "type",
+        "driver",
+        "CUs",
+        "max work group",
+        "builds kernels",
+    ):
         table.add_column(col)
     for info in list_devices():
         problem = compiler_problem(info)
-        table.add_row(f"{info.platform_index}: {info.platform}", str(info.device_index), info.device, info.device_type,
-                      info.driver_version, str(info.compute_units), str(info.max_work_group_size),
-                      "yes" if problem is None else f"no: {problem.splitlines()[0][:60]}")
+        table.add_row(
+            f"{info.platform_index}: {info.platform}",
+            str(info.device_index),
+            info.device,
+            info.device_type,
+            info.driver_version,
+            str(info.compute_units),
+            str(info.max_work_group_size),
+            "yes" if problem is None else f"no: {problem.splitlines()[0][:60]}",
+        )
     console.print(table)
 
 
 @app.command()
 @user_errors
 def compare(
-    config: Annotated[Path, typer.Argument(help="comparison YAML (problems x strategies x repetitions)")],
-    scheduler: Annotated[str | None, typer.Option(help="a running Dask scheduler, tcp://HOST:PORT")] = None,
+    config: Annotated[
+        Path, typer.Argument(help="comparison YAML (problems x strategies x repetitions)")
+    ],
+    scheduler: Annotated[
+        str | None, typer.Option(help="a running Dask scheduler, tcp://HOST:PORT")
+    ] = None,
     workers: Annotated[int | None, typer.Option(help="local Dask worker processes")] = None,
     db: Annotated[str | None, typer.Option(help="journal replacing the file's storage")] = None,
-    out: Annotated[Path | None, typer.Option(help="report folder (default: beside the journal)")] = None,
-    reference: Annotated[str | None, typer.Option(help="strategy label the others are compared with")] = None,
-    only: Annotated[list[str] | None, typer.Option(help="run only the strategies with this label (repeatable)")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="report folder (default: beside the journal)")
+    ] = None,
+    reference: Annotated[
+        str | None, typer.Option(help="strategy label the others are compared with")
+    ] = None,
+    only: Annotated[
+        list[str] | None, typer.Option(help="run only the strategies with this label (repeatable)")
+    ] = None,
 ) -> None:
     """Run (or resume) a repeated comparison on Dask, then write its report."""
     from gpautotune.analysis import analyse, summary_table
@@ -266,13 +340,25 @@ def compare(
         def on_progress(done: int, total: int, outcome: Any) -> None:
             progress.update(task, completed=done, total=total)
 
-        result = run_comparison(config, scheduler=scheduler, workers=workers, progress=on_progress,
-                                only=only or None, storage=db)
-    console.print(f"{result.completed}/{result.total} repetitions finished ({result.skipped} already in the journal), "
-                  f"{len(result.failed)} failed, {result.wall_s:.0f} s on {result.workers} workers")
+        result = run_comparison(
+            config,
+            scheduler=scheduler,
+            workers=workers,
+            progress=on_progress,
+            only=only or None,
+            storage=db,
+        )
+    console.print(
+        f"{result.completed}/{result.total} repetitions finished ({result.skipped} already in the journal), "
+        f"{len(result.failed)} failed, {result.wall_s:.0f} s on {result.workers} workers"
+    )
     for outcome in result.failed[:5]:
         console.print(f"[red]failed[/]: {outcome}")
-    report = analyse(result.storage, reference=reference or cfg.reference_label(), checkpoints=cfg.report_checkpoints())
+    report = analyse(
+        result.storage,
+        reference=reference or cfg.reference_label(),
+        checkpoints=cfg.report_checkpoints(),
+    )
     folder = out or cfg.report_dir()
     files = report.write(folder)
     console.print(summary_table(report))
@@ -284,10 +370,18 @@ def compare(
 @app.command()
 @user_errors
 def report(
-    db: Annotated[Path, typer.Argument(help="journal of runs (a comparison's storage or any tuning journal)")],
-    out: Annotated[Path | None, typer.Option(help="report folder (default: beside the journal)")] = None,
-    reference: Annotated[str | None, typer.Option(help="strategy label the others are compared with")] = None,
-    checkpoint: Annotated[list[int] | None, typer.Option(help="budget to tabulate (repeatable)")] = None,
+    db: Annotated[
+        Path, typer.Argument(help="journal of runs (a comparison's storage or any tuning journal)")
+    ],
+    out: Annotated[
+        Path | None, typer.Option(help="report folder (default: beside the journal)")
+    ] = None,
+    reference: Annotated[
+        str | None, typer.Option(help="strategy label the others are compared with")
+    ] = None,
+    checkpoint: Annotated[
+        list[int] | None, typer.Option(help="budget to tabulate (repeatable)")
+    ] = None,
 ) -> None:
     """Tables (Markdown, CSV) and figures (PNG) of the runs in a journal."""
     from gpautotune.analysis import analyse, summary_table
@@ -307,7 +401,9 @@ def explain(
     db: Annotated[Path, typer.Argument(help="journal of a finished GPR run")],
     run: Annotated[int | None, typer.Option(help="run id (default: the last run)")] = None,
     out: Annotated[Path | None, typer.Option(help="folder for the bar chart and CSV")] = None,
-    domain: Annotated[str, typer.Option(help="box (encoded box) or valid (valid configurations only)")] = "box",
+    domain: Annotated[
+        str, typer.Option(help="box (encoded box) or valid (valid configurations only)")
+    ] = "box",
     paths: Annotated[int, typer.Option(help="GP posterior sample paths")] = 32,
 ) -> None:
     """Sobol indices (S1, ST with intervals) of each parameter, from the run's GP."""
@@ -316,19 +412,25 @@ def explain(
     if not db.is_file():
         raise GPAutotuneError(f"journal {str(db)!r} does not exist")
     with console.status("fitting the GP and computing Sobol indices"):
-        table, chart = explain_run(db, run, out_dir=out or db.with_suffix(""), domain=domain, paths=paths)
+        table, chart = explain_run(
+            db, run, out_dir=out or db.with_suffix(""), domain=domain, paths=paths
+        )
     console.print(indices_table(table))
     if chart is not None:
         console.print(f"chart: {chart}")
 
 
-spapt_app = typer.Typer(help="SPAPT-style CPU loop kernels (C generated, compiled with gcc and timed).")
+spapt_app = typer.Typer(
+    help="SPAPT-style CPU loop kernels (C generated, compiled with gcc and timed)."
+)
 app.add_typer(spapt_app, name="spapt")
 
 
 @spapt_app.command("list")
 @user_errors
-def spapt_list(valid: Annotated[bool, typer.Option(help="also count valid configurations (slower)")] = True) -> None:
+def spapt_list(
+    valid: Annotated[bool, typer.Option(help="also count valid configurations (slower)")] = True,
+) -> None:
     """Kernels with their factor counts, raw and valid space sizes."""
     from gpautotune.problems.spapt._catalog import list_kernels
 
@@ -338,7 +440,11 @@ def spapt_list(valid: Annotated[bool, typer.Option(help="also count valid config
     for col in ("kernel", "factors", "raw size", "valid", "thesis Table 12.1"):
         table.add_column(col)
     for r in rows:
-        shown = "-" if r.valid_size is None else f"{r.valid_size:.3g}{'' if r.valid_exact else ' (est.)'}"
+        shown = (
+            "-"
+            if r.valid_size is None
+            else f"{r.valid_size:.3g}{'' if r.valid_exact else ' (est.)'}"
+        )
         table.add_row(r.name, str(r.factors), f"{r.raw_size:.3g}", shown, r.table_12_1 or "-")
     console.print(table)
 

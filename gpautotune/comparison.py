@@ -128,9 +128,13 @@ class ComparisonConfig(BaseModel):
         labels = [s.display for s in self.strategies]
         duplicates = sorted({x for x in labels if labels.count(x) > 1})
         if duplicates:
-            raise ValueError(f"strategy labels {duplicates} repeat; give each strategy a distinct `label`")
+            raise ValueError(
+                f"strategy labels {duplicates} repeat; give each strategy a distinct `label`"
+            )
         if self.reference is not None and self.reference not in labels:
-            raise ValueError(f"reference {self.reference!r} is none of the strategy labels {labels}")
+            raise ValueError(
+                f"reference {self.reference!r} is none of the strategy labels {labels}"
+            )
         if self.checkpoints and self.checkpoints[-1] > self.budget:
             raise ValueError(f"checkpoint {self.checkpoints[-1]} exceeds the budget {self.budget}")
         return self
@@ -165,7 +169,9 @@ class ComparisonConfig(BaseModel):
         unknown = sorted(set(labels) - set(known))
         if unknown:
             raise ConfigError(f"no strategy labelled {unknown}; the comparison has {known}")
-        return self.model_copy(update={"strategies": [s for s in self.strategies if s.display in labels]})
+        return self.model_copy(
+            update={"strategies": [s for s in self.strategies if s.display in labels]}
+        )
 
 
 def default_checkpoints(budget: int) -> list[int]:
@@ -180,14 +186,21 @@ def load_comparison(path: str | os.PathLike[str]) -> ComparisonConfig:
         DataNotFoundError: the file does not exist.
         ConfigError: bad YAML, a bad key or value (the message names it).
     """
-    config = load_yaml_model(path, ComparisonConfig, "comparison",
-                             "problems, strategies, repetitions, budget, storage")
+    config = load_yaml_model(
+        path, ComparisonConfig, "comparison", "problems, strategies, repetitions, budget, storage"
+    )
     for i, entry in enumerate(config.strategies):
-        validate_options(strategy_class(entry.name), entry.options, f"{path}: strategies.{i} ({entry.name})",
-                         skip=("space", "seed"))
+        validate_options(
+            strategy_class(entry.name),
+            entry.options,
+            f"{path}: strategies.{i} ({entry.name})",
+            skip=("space", "seed"),
+        )
     for i, section in enumerate(config.problems):
         factory, extra = _factory(section.name)
-        validate_options(factory, section.options, f"{path}: problems.{i} ({section.name})", skip=tuple(extra))
+        validate_options(
+            factory, section.options, f"{path}: problems.{i} ({section.name})", skip=tuple(extra)
+        )
     return config
 
 
@@ -199,20 +212,26 @@ def _factory(name: str) -> tuple[Callable[..., Problem], dict[str, Any]]:
     try:
         return getattr(importlib.import_module(module), attr), {}
     except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"problem {name!r}: cannot import {attr!r} from {module!r}: {exc}") from None
+        raise ConfigError(
+            f"problem {name!r}: cannot import {attr!r} from {module!r}: {exc}"
+        ) from None
 
 
 def resolve_problem(section: Section) -> Problem:
     """The problem a section names (registry name or ``module:factory``), options validated."""
     factory, extra = _factory(section.name)
-    options = validate_options(factory, section.options, f"problem ({section.name})", skip=tuple(extra))
+    options = validate_options(
+        factory, section.options, f"problem ({section.name})", skip=tuple(extra)
+    )
     return factory(**extra, **options)
 
 
 def build_comparison_strategy(entry: StrategyEntry, problem: Problem, seed: int) -> Strategy:
     """The strategy of ``entry`` for one repetition."""
     cls = strategy_class(entry.name)
-    options = validate_options(cls, entry.options, f"strategy ({entry.name})", skip=("space", "seed"))
+    options = validate_options(
+        cls, entry.options, f"strategy ({entry.name})", skip=("space", "seed")
+    )
     return cls(problem.space, seed=seed, **options)
 
 
@@ -245,7 +264,9 @@ def expand(config: ComparisonConfig, problems: list[Problem]) -> Iterator[Repeti
     its journal run key (``problems`` are the built ``config.problems``, in order)."""
     longest = max(config.repetitions_of(s) for s in config.strategies)
     specs = {
-        (i, j): run_spec(problem, build_comparison_strategy(entry, problem, config.seed), entry.display)
+        (i, j): run_spec(
+            problem, build_comparison_strategy(entry, problem, config.seed), entry.display
+        )
         for i, problem in enumerate(problems)
         for j, entry in enumerate(config.strategies)
     }
@@ -256,8 +277,16 @@ def expand(config: ComparisonConfig, problems: list[Problem]) -> Iterator[Repeti
                     continue
                 seed = config.seed + r
                 key = RunSpec(**{**specs[i, j].__dict__, "seed": seed}).key
-                yield Repetition(section, entry, r, seed, config.budget_of(entry), config.storage,
-                                 bool(problem.measures_hardware), key)
+                yield Repetition(
+                    section,
+                    entry,
+                    r,
+                    seed,
+                    config.budget_of(entry),
+                    config.storage,
+                    bool(problem.measures_hardware),
+                    key,
+                )
 
 
 def run_spec(problem: Problem, strategy: Strategy, label: str) -> RunSpec:

@@ -30,7 +30,14 @@ from gpautotune.strategies import Strategy, strategy_class
 
 M = TypeVar("M", bound=BaseModel)
 
-__all__ = ["Section", "TuneConfig", "load_config", "validate_options", "build_problem", "build_strategy"]
+__all__ = [
+    "Section",
+    "TuneConfig",
+    "load_config",
+    "validate_options",
+    "build_problem",
+    "build_strategy",
+]
 
 
 class Section(BaseModel):
@@ -64,7 +71,9 @@ class TuneConfig(BaseModel):
         return str(Path("results") / f"{safe}-{self.strategy.name}.db")
 
 
-def validate_options(target: Callable[..., Any], options: dict[str, Any], where: str, skip: tuple[str, ...] = ()) -> dict[str, Any]:
+def validate_options(
+    target: Callable[..., Any], options: dict[str, Any], where: str, skip: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """Validate keyword ``options`` against ``target``'s signature and type hints.
 
     Raises:
@@ -85,7 +94,11 @@ def validate_options(target: Callable[..., Any], options: dict[str, Any], where:
     unknown = sorted(set(options) - set(fields))
     if unknown:
         raise ConfigError(f"{where}: unknown option(s) {unknown}; allowed: {sorted(fields)}")
-    model = create_model(f"{where}_options", __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True), **fields)
+    model = create_model(
+        f"{where}_options",
+        __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True),
+        **fields,
+    )
     try:
         validated = model.model_validate(options)
     except ValidationError as exc:
@@ -112,7 +125,9 @@ def load_yaml_model(path: str | os.PathLike[str], model: type[M], what: str, key
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"{path}: {format_validation_error(exc, '')}".replace(": .", ": ")) from None
+        raise ConfigError(
+            f"{path}: {format_validation_error(exc, '')}".replace(": .", ": ")
+        ) from None
 
 
 def load_config(path: str | os.PathLike[str]) -> TuneConfig:
@@ -123,14 +138,18 @@ def load_config(path: str | os.PathLike[str]) -> TuneConfig:
 def build_problem(section: Section) -> Problem:
     """The problem a section names, its options validated."""
     factory, extra = problem_factory(section.name)
-    options = validate_options(factory, section.options, f"problem ({section.name})", skip=tuple(extra))
+    options = validate_options(
+        factory, section.options, f"problem ({section.name})", skip=tuple(extra)
+    )
     return factory(**extra, **options)
 
 
 def build_strategy(section: Section, problem: Problem, seed: int | None) -> Strategy:
     """The strategy a section names, its options validated."""
     cls = strategy_class(section.name)
-    options = validate_options(cls, section.options, f"strategy ({section.name})", skip=("space", "seed"))
+    options = validate_options(
+        cls, section.options, f"strategy ({section.name})", skip=("space", "seed")
+    )
     return cls(problem.space, seed=seed, **options)
 
 

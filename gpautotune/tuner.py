@@ -108,7 +108,9 @@ class TuningRun:
         self.problem = target if isinstance(target, Problem) else None
         self.space = target.space if isinstance(target, Problem) else target
         if isinstance(strategy, str):
-            strategy = make_strategy(strategy, self.space, seed=seed, **dict(strategy_options or {}))
+            strategy = make_strategy(
+                strategy, self.space, seed=seed, **dict(strategy_options or {})
+            )
         elif strategy_options:
             raise ConfigError("strategy_options only apply to a strategy given by name")
         self.strategy = strategy
@@ -127,8 +129,18 @@ class TuningRun:
         self.run_id = self.record.id
         self.trials: list[Trial] = self.journal.trials(self.run_id)
         if not self.trials and warm_start:
-            warm = [Trial(i, dict(t.config), t.measurement, dict(t.info), t.started_at, t.duration_s, Origin.WARM_START)
-                    for i, t in enumerate(warm_start)]
+            warm = [
+                Trial(
+                    i,
+                    dict(t.config),
+                    t.measurement,
+                    dict(t.info),
+                    t.started_at,
+                    t.duration_s,
+                    Origin.WARM_START,
+                )
+                for i, t in enumerate(warm_start)
+            ]
             self.journal.add_trials(self.run_id, warm)
             self.trials = list(warm)
         self._measured = {self.strategy._key(t.config) for t in self.trials}
@@ -160,7 +172,9 @@ class TuningRun:
         for proposal in self.strategy.ask(n):
             key = self.strategy._key(proposal.config)
             if key in self._measured or key in self._pending:
-                _log.warning("strategy %s re-proposed a measured configuration; skipped", self.strategy.name)
+                _log.warning(
+                    "strategy %s re-proposed a measured configuration; skipped", self.strategy.name
+                )
                 continue
             self._pending[key] = proposal
             out.append(dict(proposal.config))
@@ -179,7 +193,9 @@ class TuningRun:
             measurement = Measurement.success(float(measurement))
         key = self.strategy._key(config)
         if key in self._measured:
-            raise GPAutotuneError(f"configuration {dict(config)} is already measured in run {self.run_id}")
+            raise GPAutotuneError(
+                f"configuration {dict(config)} is already measured in run {self.run_id}"
+            )
         if self.remaining == 0:
             raise BudgetError(f"run {self.run_id} has used its budget of {self.budget} evaluations")
         proposal = self._pending.pop(key, None)
@@ -225,8 +241,16 @@ def tune(
     """
     if batch_size < 1:
         raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
-    run = TuningRun(problem, strategy, storage=storage, seed=seed, budget=budget,
-                    strategy_options=strategy_options, warm_start=warm_start, label=label)
+    run = TuningRun(
+        problem,
+        strategy,
+        storage=storage,
+        seed=seed,
+        budget=budget,
+        strategy_options=strategy_options,
+        warm_start=warm_start,
+        label=label,
+    )
     evaluator = evaluator or problem.default_evaluator()
     try:
         while run.remaining:
@@ -236,7 +260,9 @@ def tune(
                 break
             for config in configs:
                 ev = evaluator(problem, config)
-                trial = run.tell(config, ev.measurement, started_at=ev.started_at, duration_s=ev.duration_s)
+                trial = run.tell(
+                    config, ev.measurement, started_at=ev.started_at, duration_s=ev.duration_s
+                )
                 if callback is not None:
                     callback(trial, run)
         run.finish()

@@ -11,7 +11,9 @@ runner = CliRunner()
 @pytest.fixture
 def booth_yaml(tmp_path):
     path = tmp_path / "booth.yaml"
-    path.write_text(f"problem: {{name: booth}}\nstrategy: {{name: sobol}}\nbudget: 12\nseed: 2\nstorage: {tmp_path / 'b.db'}\n")
+    path.write_text(
+        f"problem: {{name: booth}}\nstrategy: {{name: sobol}}\nbudget: 12\nseed: 2\nstorage: {tmp_path / 'b.db'}\n"
+    )
     return path
 
 

@@ -45,7 +45,9 @@ __all__ = ["Acquisition", "make_acquisition", "score_candidates"]
 Acquisition = Literal["logei", "ei", "pi", "lcb"]
 
 
-def make_acquisition(kind: Acquisition, model: Model, best_f: float, kappa: float = 0.3) -> AcquisitionFunction:
+def make_acquisition(
+    kind: Acquisition, model: Model, best_f: float, kappa: float = 0.3
+) -> AcquisitionFunction:
     """The acquisition ``kind`` for minimisation with incumbent ``best_f`` (model units)."""
     if kind == "logei":
         return LogExpectedImprovement(model, best_f=best_f, maximize=False)
@@ -62,21 +64,35 @@ def score_candidates(acqf: AcquisitionFunction, X: np.ndarray, chunk: int = 8192
     """Acquisition values of the rows of ``X`` (``n x D``), higher is better."""
     if not len(X):
         return np.empty(0)
-    fast = isinstance(acqf, (LogExpectedImprovement, ExpectedImprovement, LogProbabilityOfImprovement,
-                             UpperConfidenceBound)) and _is_exact_gp(acqf.model)
+    fast = isinstance(
+        acqf,
+        (
+            LogExpectedImprovement,
+            ExpectedImprovement,
+            LogProbabilityOfImprovement,
+            UpperConfidenceBound,
+        ),
+    ) and _is_exact_gp(acqf.model)
     out = []
     with torch.no_grad():
         solver = _ExactPosterior(acqf.model) if fast else None
         for start in range(0, len(X), chunk):
-            block = torch.as_tensor(X[start:start + chunk], dtype=torch.float64)
-            out.append((_analytic(acqf, *solver(block)) if solver else acqf(block.unsqueeze(1))).numpy())
+            block = torch.as_tensor(X[start : start + chunk], dtype=torch.float64)
+            out.append(
+                (_analytic(acqf, *solver(block)) if solver else acqf(block.unsqueeze(1))).numpy()
+            )
     return np.concatenate(out)
 
 
 def _is_exact_gp(model: Model) -> bool:
-    return (isinstance(model, SingleTaskGP) and model.num_outputs == 1 and not model._input_batch_shape
-            and getattr(model, "outcome_transform", None) is None and getattr(model, "input_transform", None) is None
-            and isinstance(model.likelihood, (GaussianLikelihood, FixedNoiseGaussianLikelihood)))
+    return (
+        isinstance(model, SingleTaskGP)
+        and model.num_outputs == 1
+        and not model._input_batch_shape
+        and getattr(model, "outcome_transform", None) is None
+        and getattr(model, "input_transform", None) is None
+        and isinstance(model.likelihood, (GaussianLikelihood, FixedNoiseGaussianLikelihood))
+    )
 
 
 class _ExactPosterior:

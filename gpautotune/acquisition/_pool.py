@@ -72,7 +72,10 @@ class CandidatePool:
         return self.settings.sample_size or 60 * self.space.dims
 
     def propose(
-        self, step: int, seen: Callable[[np.ndarray], np.ndarray], scorer: Callable[[np.ndarray], np.ndarray]
+        self,
+        step: int,
+        seen: Callable[[np.ndarray], np.ndarray],
+        scorer: Callable[[np.ndarray], np.ndarray],
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Score the pool of ``step``: returns rows, their scores and their sources.
 
@@ -84,15 +87,23 @@ class CandidatePool:
             return rows, scorer(rows), np.full(len(rows), ALL)
         # Best effort: on spaces whose valid fraction is tiny (SPAPT's dgemv3: ~2e-4) the
         # sample holds what 2^20 raw points give; neighbourhoods and backlog fill the rest.
-        sample = sample_index(self.space, self.sample_size, method="sobol", seed=self.seed * 7919 + step,
-                              max_raw=POOL_MAX_RAW, strict=False)
+        sample = sample_index(
+            self.space,
+            self.sample_size,
+            method="sobol",
+            seed=self.seed * 7919 + step,
+            max_raw=POOL_MAX_RAW,
+            strict=False,
+        )
         base = [sample, self._backlog]
         sources = [SAMPLE] * len(base[0]) + [BACKLOG] * len(base[1])
         rows, sources = self._fresh(np.concatenate(base), np.array(sources, dtype=object), seen)
         scores = scorer(rows)
         top = rows[np.argsort(-scores)[: self.settings.n_best]]
         extra = self._neighbourhoods(top, step)
-        extra, _ = self._fresh(extra, np.full(len(extra), NEIGHBORS, dtype=object), seen, exclude=rows)
+        extra, _ = self._fresh(
+            extra, np.full(len(extra), NEIGHBORS, dtype=object), seen, exclude=rows
+        )
         if len(extra):
             rows = np.concatenate([rows, extra])
             scores = np.concatenate([scores, scorer(extra)])
@@ -108,8 +119,13 @@ class CandidatePool:
         order = np.argsort(-scores[mask])[: self.settings.backlog]
         self._backlog = rows[mask][order]
 
-    def _fresh(self, rows: np.ndarray, sources: np.ndarray, seen: Callable[[np.ndarray], np.ndarray],
-               exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def _fresh(
+        self,
+        rows: np.ndarray,
+        sources: np.ndarray,
+        seen: Callable[[np.ndarray], np.ndarray],
+        exclude: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Distinct, valid, unseen rows (and not in ``exclude``), first occurrence kept."""
         if not len(rows):
             return rows, sources
@@ -128,7 +144,9 @@ class CandidatePool:
         if s.perturbations and len(top):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
-                unit = qmc.Sobol(self.space.dims, scramble=True, seed=self.seed * 104729 + step).random(s.perturbations)
+                unit = qmc.Sobol(
+                    self.space.dims, scramble=True, seed=self.seed * 104729 + step
+                ).random(s.perturbations)
             offsets = (2 * unit - 1) * s.perturbation_width
             for row in top:
                 centre = self.space.encode(row[None, :])

@@ -40,7 +40,9 @@ def box_design(space: Space, n: int, *, second_order: bool, seed: int) -> np.nda
     problem = {"num_vars": space.dims, "names": space.names, "bounds": [[0.0, 1.0]] * space.dims}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return sobol_sample.sample(problem, n, calc_second_order=second_order, scramble=True, seed=seed)
+        return sobol_sample.sample(
+            problem, n, calc_second_order=second_order, scramble=True, seed=seed
+        )
 
 
 def _standardise(y: np.ndarray) -> np.ndarray:
@@ -48,8 +50,9 @@ def _standardise(y: np.ndarray) -> np.ndarray:
     return (y - y.mean()) / (sd if sd > 0 else 1.0)
 
 
-def box_estimates(sampler: PathSampler, space: Space, n: int, *, bootstrap: int, second_order: bool,
-                  seed: int) -> Estimates:
+def box_estimates(
+    sampler: PathSampler, space: Space, n: int, *, bootstrap: int, second_order: bool, seed: int
+) -> Estimates:
     """S1, ST (and S2) of every path, whole sample and ``bootstrap`` resamples."""
     d = space.dims
     index = space.from_unit(box_design(space, n, second_order=second_order, seed=seed))
@@ -72,5 +75,7 @@ def box_estimates(sampler: PathSampler, space: Space, n: int, *, bootstrap: int,
                     for k in range(j + 1, d):
                         s2[p, 0, j, k] = pair_order(A, AB[:, j], AB[:, k], BA[:, j], B)
                         if bootstrap:
-                            s2[p, 1:, j, k] = pair_order(A[rows], AB[rows, j], AB[rows, k], BA[rows, j], B[rows])
+                            s2[p, 1:, j, k] = pair_order(
+                                A[rows], AB[rows, j], AB[rows, k], BA[rows, j], B[rows]
+                            )
     return Estimates(s1, st, s2, evaluations=len(index) * P, base=n)

@@ -49,10 +49,19 @@ def _describe(values: np.ndarray, confidence: float) -> dict[str, np.ndarray]:
     low, high = np.quantile(pooled, [alpha / 2, 1 - alpha / 2], axis=0)
     per_path = boot.mean(axis=1) if boot.shape[1] else full
     sd_model = per_path.std(axis=0, ddof=1) if len(full) > 1 else np.zeros(full.shape[1:])
-    sd_mc = np.sqrt(boot.var(axis=1, ddof=1).mean(axis=0)) if boot.shape[1] > 1 else np.zeros(full.shape[1:])
+    sd_mc = (
+        np.sqrt(boot.var(axis=1, ddof=1).mean(axis=0))
+        if boot.shape[1] > 1
+        else np.zeros(full.shape[1:])
+    )
     point = full.mean(axis=0)
-    return {"": point, "_low": np.minimum(low, point), "_high": np.maximum(high, point),
-            "_sd_model": sd_model, "_sd_mc": sd_mc}
+    return {
+        "": point,
+        "_low": np.minimum(low, point),
+        "_high": np.maximum(high, point),
+        "_sd_model": sd_model,
+        "_sd_mc": sd_mc,
+    }
 
 
 def summarise(names: list[str], est: Estimates, confidence: float) -> pd.DataFrame:
@@ -76,6 +85,11 @@ def summarise_pairs(names: list[str], est: Estimates, confidence: float) -> pd.D
     rows = []
     for i in range(len(names)):
         for j in range(i + 1, len(names)):
-            rows.append({"parameter_1": names[i], "parameter_2": names[j],
-                         **{"S2" + k: float(v[i, j]) for k, v in stats.items()}})
+            rows.append(
+                {
+                    "parameter_1": names[i],
+                    "parameter_2": names[j],
+                    **{"S2" + k: float(v[i, j]) for k, v in stats.items()},
+                }
+            )
     return pd.DataFrame(rows)

@@ -63,8 +63,15 @@ def laplace_hyperparameters(model, n_paths: int, generator: torch.Generator) -> 
     learned_noise = not isinstance(model.likelihood, FixedNoiseGaussianLikelihood)
     params = {k: v.detach() for k, v in model.named_parameters()}
     ls_floor = float(model.covar_module.base_kernel.raw_lengthscale_constraint.lower_bound)
-    noise_floor = float(model.likelihood.noise_covar.raw_noise_constraint.lower_bound) if learned_noise else 0.0
-    ls, os_ = model.covar_module.base_kernel.lengthscale.detach(), model.covar_module.outputscale.detach()
+    noise_floor = (
+        float(model.likelihood.noise_covar.raw_noise_constraint.lower_bound)
+        if learned_noise
+        else 0.0
+    )
+    ls, os_ = (
+        model.covar_module.base_kernel.lengthscale.detach(),
+        model.covar_module.outputscale.detach(),
+    )
     pieces = [torch.log(ls.reshape(-1)), torch.log(os_.reshape(1))]
     if learned_noise:
         pieces.append(torch.log(model.likelihood.noise.detach().reshape(1)))
@@ -74,17 +81,21 @@ def laplace_hyperparameters(model, n_paths: int, generator: torch.Generator) -> 
     mll = ExactMarginalLogLikelihood(model.likelihood, model)
 
     def negative_log_posterior(theta: torch.Tensor) -> torch.Tensor:
-        values = {_LS: torch.exp(theta[:d]).clamp_min(ls_floor).reshape(1, d),
-                  _OS: _softplus_inverse(torch.exp(theta[d]))}
+        values = {
+            _LS: torch.exp(theta[:d]).clamp_min(ls_floor).reshape(1, d),
+            _OS: _softplus_inverse(torch.exp(theta[d])),
+        }
         at = d + 1
         if learned_noise:
-            values[_NOISE] = torch.exp(theta[at:at + 1]).clamp_min(noise_floor)
+            values[_NOISE] = torch.exp(theta[at : at + 1]).clamp_min(noise_floor)
             at += 1
         for key, value in rest.items():
-            values[key] = theta[at:at + value.numel()].reshape(value.shape)
+            values[key] = theta[at : at + value.numel()].reshape(value.shape)
             at += value.numel()
         output = torch.func.functional_call(model, values, (X,))
-        return -n * torch.func.functional_call(mll, {f"model.{k}": v for k, v in values.items()}, (output, y))
+        return -n * torch.func.functional_call(
+            mll, {f"model.{k}": v for k, v in values.items()}, (output, y)
+        )
 
     model.train()
     try:
@@ -98,13 +109,18 @@ def laplace_hyperparameters(model, n_paths: int, generator: torch.Generator) -> 
     root = torch.linalg.cholesky(block + 1e-10 * torch.eye(kernel_dims, dtype=block.dtype))
     z = torch.randn(n_paths, kernel_dims, generator=generator, dtype=theta0.dtype)
     draws = theta0[:kernel_dims] + z @ root.T
-    noise = (torch.exp(draws[:, d + 1:d + 2]).clamp_min(noise_floor).expand(n_paths, n) if learned_noise
-             else model.likelihood.noise.detach().reshape(-1).expand(n_paths, n))
-    return Hyperparameters(torch.exp(draws[:, :d]).clamp_min(ls_floor).reshape(n_paths, 1, d),
-                           torch.exp(draws[:, d]), noise.clone())
+    noise = (
+        torch.exp(draws[:, d + 1 : d + 2]).clamp_min(noise_floor).expand(n_paths, n)
+        if learned_noise
+        else model.likelihood.noise.detach().reshape(-1).expand(n_paths, n)
+    )
+    return Hyperparameters(
+        torch.exp(draws[:, :d]).clamp_min(ls_floor).reshape(n_paths, 1, d),
+        torch.exp(draws[:, d]),
+        noise.clone(),
+    )
 
 
 def log_spread(h: Hyperparameters) -> float:
     """Mean standard deviation of the log length-scales across paths (a diagnostic)."""
     return float(torch.log(h.lengthscale).std(dim=0).mean()) if h.lengthscale.shape[0] > 1 else 0.0
-

@@ -94,9 +94,15 @@ def _batched_kernel(covar: torch.nn.Module, hyper: Hyperparameters) -> torch.nn.
 
     base, batch = covar.base_kernel, torch.Size([hyper.outputscale.shape[0]])
     common = dict(ard_num_dims=base.ard_num_dims, active_dims=base.active_dims, batch_shape=batch)
-    copy = MaternKernel(nu=base.nu, **common) if isinstance(base, MaternKernel) else RBFKernel(**common)
+    copy = (
+        MaternKernel(nu=base.nu, **common)
+        if isinstance(base, MaternKernel)
+        else RBFKernel(**common)
+    )
     copy = copy.to(torch.float64)
-    copy.raw_lengthscale_constraint.lower_bound.fill_(0.0)  # the draws respect the model's own floor
+    copy.raw_lengthscale_constraint.lower_bound.fill_(
+        0.0
+    )  # the draws respect the model's own floor
     copy.lengthscale = hyper.lengthscale
     scaled = ScaleKernel(copy, batch_shape=batch).to(torch.float64)
     scaled.outputscale = hyper.outputscale
@@ -133,21 +139,34 @@ class PosteriorPaths:
 
     label = "posterior paths"
 
-    def __init__(self, gp: GPSurrogate, features: Features, n_paths: int, *, seed: int = 0,
-                 rff_features: int = 256, bayesian_trend: bool = True,
-                 hyperparameters: Literal["laplace", "fitted"] = "laplace", chunk: int = 2048) -> None:
+    def __init__(
+        self,
+        gp: GPSurrogate,
+        features: Features,
+        n_paths: int,
+        *,
+        seed: int = 0,
+        rff_features: int = 256,
+        bayesian_trend: bool = True,
+        hyperparameters: Literal["laplace", "fitted"] = "laplace",
+        chunk: int = 2048,
+    ) -> None:
         from botorch.sampling.pathwise import gen_kernel_features
 
         _fitted(gp)
         if hyperparameters not in ("laplace", "fitted"):
-            raise ConfigError(f"hyperparameters must be 'laplace' or 'fitted', not {hyperparameters!r}")
+            raise ConfigError(
+                f"hyperparameters must be 'laplace' or 'fitted', not {hyperparameters!r}"
+            )
         model = gp.model
         self.features, self.n_paths, self.threads = features, int(n_paths), gp.settings.threads
         self.mean = model.mean_module
         trend = isinstance(self.mean, TrendMean) and self.mean.weights.numel() > 0
         self.trend_scale = float(gp.settings.trend_prior_scale) if bayesian_trend and trend else 0.0
-        self.label = (f"GP posterior paths ({'drawn' if self.trend_scale else 'fixed'} trend, {hyperparameters} "
-                      "kernel hyperparameters)")
+        self.label = (
+            f"GP posterior paths ({'drawn' if self.trend_scale else 'fixed'} trend, {hyperparameters} "
+            "kernel hyperparameters)"
+        )
         X, y = model.train_inputs[0], model.train_targets
         n_features = 2 * ((rff_features + 1) // 2)
         self.chunk = max(64, min(int(chunk), (1 << 24) // (self.n_paths * max(n_features, len(y)))))
@@ -155,12 +174,18 @@ class PosteriorPaths:
             torch.manual_seed(seed)
             if hyperparameters == "laplace":
                 with torch.enable_grad():
-                    self.hyper = laplace_hyperparameters(model, self.n_paths, torch.Generator().manual_seed(seed))
+                    self.hyper = laplace_hyperparameters(
+                        model, self.n_paths, torch.Generator().manual_seed(seed)
+                    )
             else:
                 self.hyper = fitted_hyperparameters(model, self.n_paths)
             self.covar = _batched_kernel(model.covar_module, self.hyper)
-            self.feature_map = gen_kernel_features(self.covar, num_inputs=X.shape[-1], num_outputs=n_features)
-            self.weights = torch.randn(self.n_paths, self.feature_map.num_outputs, 1, dtype=torch.float64)
+            self.feature_map = gen_kernel_features(
+                self.covar, num_inputs=X.shape[-1], num_outputs=n_features
+            )
+            self.weights = torch.randn(
+                self.n_paths, self.feature_map.num_outputs, 1, dtype=torch.float64
+            )
             k = self.mean.weights.numel() if trend else 0
             self.beta = torch.randn(self.n_paths, k, dtype=torch.float64) * self.trend_scale
             eps = torch.randn(self.n_paths, len(y), dtype=torch.float64) * self.hyper.noise.sqrt()
@@ -171,7 +196,7 @@ class PosteriorPaths:
         self.train_X = X
 
     def _trend(self, X: torch.Tensor) -> torch.Tensor:
-        return X[..., self.mean.offset:]
+        return X[..., self.mean.offset :]
 
     def _mean(self, X: torch.Tensor) -> torch.Tensor:
         """The fixed part of the prior mean: everything, or only the constant."""
@@ -180,7 +205,9 @@ class PosteriorPaths:
     def _cross(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
         """Prior covariance per path ``(P, |A|, |B|)``: the kernel, plus ``s² h(a)ᵀh(b)``."""
         K = self.covar(A, B).to_dense()
-        return K + self.trend_scale**2 * self._trend(A) @ self._trend(B).T if self.trend_scale else K
+        return (
+            K + self.trend_scale**2 * self._trend(A) @ self._trend(B).T if self.trend_scale else K
+        )
 
     def _prior(self, X: torch.Tensor) -> torch.Tensor:
         """Zero-mean prior draws ``g_p(X) (+ h(X)ᵀβ_p)``, shape ``(P, M)``."""
@@ -191,7 +218,9 @@ class PosteriorPaths:
         out = np.empty((self.n_paths, len(index)))
         with torch.no_grad(), torch_threads(self.threads):
             for start in range(0, len(index), self.chunk):
-                X = torch.as_tensor(self.features(index[start:start + self.chunk]), dtype=torch.float64)
+                X = torch.as_tensor(
+                    self.features(index[start : start + self.chunk]), dtype=torch.float64
+                )
                 update = (self._cross(X, self.train_X) @ self.update).squeeze(-1)
-                out[:, start:start + len(X)] = (self._mean(X) + self._prior(X) + update).numpy()
+                out[:, start : start + len(X)] = (self._mean(X) + self._prior(X) + update).numpy()
         return out

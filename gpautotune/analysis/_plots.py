@@ -39,7 +39,9 @@ def histograms(samples: Mapping[str, np.ndarray], *, title: str, xlabel: str) ->
         return fig
     pooled = np.concatenate([samples[k] for k in labels])
     lo, q, top = float(pooled.min()), float(np.quantile(pooled, 0.995)), float(pooled.max())
-    hi = top if top - lo <= 3 * (q - lo) else q  # far outliers (seed 003's GS) are left out of range
+    hi = (
+        top if top - lo <= 3 * (q - lo) else q
+    )  # far outliers (seed 003's GS) are left out of range
     hi = hi if hi > lo else lo + max(abs(lo) * 0.01, 1e-12)
     bins = np.linspace(lo, hi, 41)
     axes = fig.subplots(len(labels), 1, sharex=True, squeeze=False)[:, 0]
@@ -52,19 +54,34 @@ def histograms(samples: Mapping[str, np.ndarray], *, title: str, xlabel: str) ->
         ax.axvline(s.mean, color="red", ls="--", lw=1.2)
         ax.axvline(s.median, color="green", ls=":", lw=1.5)
         top = ax.get_ylim()[1]
-        ax.annotate(f"max {s.max:.4g}", xy=(min(s.max, hi), 0), xytext=(min(s.max, hi), top * 0.6),
-                    ha="right" if s.max >= hi * 0.97 else "center", fontsize=7,
-                    arrowprops={"arrowstyle": "->", "lw": 0.8})
+        ax.annotate(
+            f"max {s.max:.4g}",
+            xy=(min(s.max, hi), 0),
+            xytext=(min(s.max, hi), top * 0.6),
+            ha="right" if s.max >= hi * 0.97 else "center",
+            fontsize=7,
+            arrowprops={"arrowstyle": "->", "lw": 0.8},
+        )
         ax.set_ylabel("count", fontsize=8)
-        ax.set_title(f"{label}: mean {s.mean:.4g} [{s.ci_low:.4g}, {s.ci_high:.4g}], median {s.median:.4g}, "
-                     f"n={s.n}", fontsize=8, loc="left")
+        ax.set_title(
+            f"{label}: mean {s.mean:.4g} [{s.ci_low:.4g}, {s.ci_high:.4g}], median {s.median:.4g}, "
+            f"n={s.n}",
+            fontsize=8,
+            loc="left",
+        )
     axes[-1].set_xlabel(xlabel)
     fig.suptitle(title, fontsize=10)
     return fig
 
 
-def best_so_far(curves: Mapping[str, np.ndarray], *, title: str, ylabel: str,
-                random_expectation: np.ndarray | None = None, log: bool = True) -> Figure:
+def best_so_far(
+    curves: Mapping[str, np.ndarray],
+    *,
+    title: str,
+    ylabel: str,
+    random_expectation: np.ndarray | None = None,
+    log: bool = True,
+) -> Figure:
     """Mean best-so-far against the budget with a 95% band of the mean, per strategy:
     every budget on the left, the last five sixths of the budget enlarged on the right.
 
@@ -87,7 +104,13 @@ def best_so_far(curves: Mapping[str, np.ndarray], *, title: str, ylabel: str,
             ax.fill_between(budgets[keep], low[keep], high[keep], alpha=0.25, lw=0)
         if random_expectation is not None:
             b = np.arange(1, len(random_expectation) + 1)
-            ax.plot(b[b >= first], random_expectation[b >= first], "k--", lw=1, label="random search, expectation")
+            ax.plot(
+                b[b >= first],
+                random_expectation[b >= first],
+                "k--",
+                lw=1,
+                label="random search, expectation",
+            )
         ax.set_xlabel("budget (evaluations)")
         ax.grid(alpha=0.3, which="both")
     if log:
@@ -108,7 +131,9 @@ def _band(c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
     return budgets, mean, ci[:, 0], ci[:, 1]
 
 
-def score_curves(scores: Mapping[str, np.ndarray], *, title: str, checkpoints: Sequence[int] = ()) -> Figure:
+def score_curves(
+    scores: Mapping[str, np.ndarray], *, title: str, checkpoints: Sequence[int] = ()
+) -> Figure:
     """Willemsen score against the budget per strategy (0 = random search, 1 = optimum)."""
     fig = Figure(figsize=(7.5, 4.0))
     ax = fig.subplots()

@@ -126,7 +126,7 @@ def _curve(values: np.ndarray, horizon: int, budget: int) -> tuple[np.ndarray, i
         n = min(len(best), horizon)
         curve[:n] = best[:n]
         if n < min(budget, horizon):
-            curve[n:min(budget, horizon)] = best[n - 1]
+            curve[n : min(budget, horizon)] = best[n - 1]
     finite = np.isfinite(values)
     best_at = int(np.nanargmin(np.where(finite, values, np.nan)) + 1) if finite.any() else 0
     return curve, best_at
@@ -142,34 +142,56 @@ def load_runs(path: str | os.PathLike[str]) -> RunTable:
     if not Path(path).is_file():
         raise StorageError(f"journal {path!r} does not exist")
     try:
-        runs = _query(path, "SELECT id, problem, problem_settings, strategy, seed, budget, status, label FROM runs"
-                            " ORDER BY id")
-        trials = _query(path, "SELECT run_id, number, status, value FROM trials WHERE origin='tuner'"
-                              " ORDER BY run_id, number")
+        runs = _query(
+            path,
+            "SELECT id, problem, problem_settings, strategy, seed, budget, status, label FROM runs"
+            " ORDER BY id",
+        )
+        trials = _query(
+            path,
+            "SELECT run_id, number, status, value FROM trials WHERE origin='tuner'"
+            " ORDER BY run_id, number",
+        )
     except (sqlite3.DatabaseError, pd.errors.DatabaseError) as exc:
         raise StorageError(f"{path!r} is not a gpautotune journal: {exc}") from None
     catalog = problem_catalog(path)
     names = _problem_names(runs)
     finished = runs[runs["status"] == "finished"]
     trials.loc[trials["status"] != "ok", "value"] = np.nan
-    by_run = {rid: sub["value"].to_numpy(dtype=float) for rid, sub in trials.groupby("run_id", sort=False)}
+    by_run = {
+        rid: sub["value"].to_numpy(dtype=float) for rid, sub in trials.groupby("run_id", sort=False)
+    }
     groups = []
-    finished = finished.assign(group=finished["label"].fillna(finished["strategy"]),
-                               display=[names[p, s] for p, s in zip(finished["problem"], finished["problem_settings"],
-                                                                    strict=True)])
+    finished = finished.assign(
+        group=finished["label"].fillna(finished["strategy"]),
+        display=[
+            names[p, s]
+            for p, s in zip(finished["problem"], finished["problem_settings"], strict=True)
+        ],
+    )
     for (display, label), sub in finished.groupby(["display", "group"], sort=False):
         horizon = int(sub["budget"].max())
-        values = [by_run.get(rid, np.empty(0))[: int(b)] for rid, b in zip(sub["id"], sub["budget"], strict=True)]
+        values = [
+            by_run.get(rid, np.empty(0))[: int(b)]
+            for rid, b in zip(sub["id"], sub["budget"], strict=True)
+        ]
         pairs = [_curve(v, horizon, int(b)) for v, b in zip(values, sub["budget"], strict=True)]
-        groups.append(Group(
-            problem=display, label=label, strategy=str(sub["strategy"].iloc[0]),
-            curves=np.vstack([c for c, _ in pairs]),
-            used=np.array([len(v) for v in values]),
-            best_at=np.array([b for _, b in pairs]),
-            seeds=sub["seed"].to_numpy(), budgets=sub["budget"].to_numpy(),
-        ))
+        groups.append(
+            Group(
+                problem=display,
+                label=label,
+                strategy=str(sub["strategy"].iloc[0]),
+                curves=np.vstack([c for c, _ in pairs]),
+                used=np.array([len(v) for v in values]),
+                best_at=np.array([b for _, b in pairs]),
+                seeds=sub["seed"].to_numpy(),
+                budgets=sub["budget"].to_numpy(),
+            )
+        )
     problems = {}
     for (problem, settings), display in names.items():
         entry = catalog.get((problem, settings))
-        problems[display] = ProblemInfo(display, entry.optimum if entry else None, entry.section if entry else None)
+        problems[display] = ProblemInfo(
+            display, entry.optimum if entry else None, entry.section if entry else None
+        )
     return RunTable(path, groups, problems, int((runs["status"] != "finished").sum()))

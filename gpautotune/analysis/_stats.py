@@ -47,7 +47,9 @@ def describe(values: np.ndarray, level: float = 0.95) -> Summary:
     if len(x) == 0:
         return Summary(0, *(math.nan,) * 6)
     low, high = mean_ci(x, level)
-    return Summary(len(x), float(x.mean()), float(np.median(x)), float(x.min()), float(x.max()), low, high)
+    return Summary(
+        len(x), float(x.mean()), float(np.median(x)), float(x.min()), float(x.max()), low, high
+    )
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,9 @@ class Difference:
     p_better: float
 
 
-def _bootstrap_diff(x: np.ndarray, y: np.ndarray, level: float, n_resamples: int, seed: int) -> tuple[float, float]:
+def _bootstrap_diff(
+    x: np.ndarray, y: np.ndarray, level: float, n_resamples: int, seed: int
+) -> tuple[float, float]:
     if np.ptp(x) == 0 and np.ptp(y) == 0:
         d = float(x[0] - y[0])
         return d, d
@@ -88,17 +92,25 @@ def _bootstrap_diff(x: np.ndarray, y: np.ndarray, level: float, n_resamples: int
         return np.mean(a, axis=axis) - np.mean(b, axis=axis)
 
     for method in ("BCa", "percentile"):
-        res = stats.bootstrap((x, y), diff, n_resamples=n_resamples, confidence_level=level, method=method,
-                              vectorized=True, batch=max(1, 2_000_000 // (len(x) + len(y))),
-                              rng=np.random.default_rng(seed))
+        res = stats.bootstrap(
+            (x, y),
+            diff,
+            n_resamples=n_resamples,
+            confidence_level=level,
+            method=method,
+            vectorized=True,
+            batch=max(1, 2_000_000 // (len(x) + len(y))),
+            rng=np.random.default_rng(seed),
+        )
         low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
         if math.isfinite(low) and math.isfinite(high):
             return low, high
     return math.nan, math.nan
 
 
-def compare_samples(x: np.ndarray, y: np.ndarray, *, level: float = 0.95, n_resamples: int = 4999,
-                    seed: int = 0) -> Difference:
+def compare_samples(
+    x: np.ndarray, y: np.ndarray, *, level: float = 0.95, n_resamples: int = 4999, seed: int = 0
+) -> Difference:
     """Compare sample ``x`` with the reference ``y``: the difference of means with a
     bootstrap interval (scipy, BCa, seeded) and the Mann-Whitney U test (two-sided).
     Needs at least two values in each sample (else NaN statistics)."""
@@ -112,8 +124,19 @@ def compare_samples(x: np.ndarray, y: np.ndarray, *, level: float = 0.95, n_resa
     test = stats.mannwhitneyu(x, y, alternative="two-sided")
     u = float(test.statistic)
     relative = (mx - my) / abs(my) if my != 0 else math.nan
-    return Difference(len(x), len(y), mx, my, mx - my, low, high, relative, u, float(test.pvalue),
-                      1.0 - u / (len(x) * len(y)))
+    return Difference(
+        len(x),
+        len(y),
+        mx,
+        my,
+        mx - my,
+        low,
+        high,
+        relative,
+        u,
+        float(test.pvalue),
+        1.0 - u / (len(x) * len(y)),
+    )
 
 
 def verdict(d: Difference, *, alpha: float = 0.05, practical: float = 0.01) -> str:

@@ -69,7 +69,9 @@ class ComparisonReport:
         return write_files(self, out_dir)
 
 
-def random_baseline(info: ProblemInfo, groups: Sequence[Group], horizon: int) -> RandomBaseline | None:
+def random_baseline(
+    info: ProblemInfo, groups: Sequence[Group], horizon: int
+) -> RandomBaseline | None:
     """The exact expectation from the problem's measured table when the catalog can
     rebuild a problem that has one (``measured_values()``: replay problems), else the mean
     curve of the journal's ``random`` runs; None without a known optimum."""
@@ -83,13 +85,20 @@ def random_baseline(info: ProblemInfo, groups: Sequence[Group], horizon: int) ->
             problem = resolve_problem(Section(**info.section))
             values = getattr(problem, "measured_values", None)
             if callable(values):
-                return RandomBaseline(expected_random_best(values(), np.arange(1, horizon + 1)), "exact (measured table)")
+                return RandomBaseline(
+                    expected_random_best(values(), np.arange(1, horizon + 1)),
+                    "exact (measured table)",
+                )
         except Exception as exc:  # noqa: BLE001 - e.g. the table is not on this machine: fall back
-            _log.warning("cannot rebuild problem %s for the exact random baseline: %s", info.name, exc)
+            _log.warning(
+                "cannot rebuild problem %s for the exact random baseline: %s", info.name, exc
+            )
     rs = [g for g in groups if g.strategy == "random" and g.repetitions >= 2]
     if rs:
         g = max(rs, key=lambda g: g.repetitions)
-        mean = np.array([np.nanmean(col) if np.isfinite(col).any() else np.nan for col in g.curves.T])
+        mean = np.array(
+            [np.nanmean(col) if np.isfinite(col).any() else np.nan for col in g.curves.T]
+        )
         return RandomBaseline(mean[:horizon], f"estimated ({g.repetitions} runs of {g.label})")
     return None
 
@@ -107,8 +116,13 @@ def _best_at(g: Group, b: int) -> np.ndarray:
     return np.argmax(c[rows] == final[rows, None], axis=1) + 1.0
 
 
-def _summary_rows(problem: str, groups: Sequence[Group], checkpoints: Sequence[int], scale: float | None,
-                  scores: dict[str, np.ndarray]) -> list[dict]:
+def _summary_rows(
+    problem: str,
+    groups: Sequence[Group],
+    checkpoints: Sequence[int],
+    scale: float | None,
+    scores: dict[str, np.ndarray],
+) -> list[dict]:
     rows = []
     for g in groups:
         for b in checkpoints:
@@ -116,22 +130,42 @@ def _summary_rows(problem: str, groups: Sequence[Group], checkpoints: Sequence[i
             reached = g.budgets >= b
             used = np.minimum(g.used[reached], b) if reached.any() else np.array([np.nan])
             s = describe(values)
-            row = {"problem": problem, "strategy": g.label, "budget": b, "n": s.n, "mean": s.mean, "median": s.median,
-                   "min": s.min, "max": s.max, "ci_low": s.ci_low, "ci_high": s.ci_high}
+            row = {
+                "problem": problem,
+                "strategy": g.label,
+                "budget": b,
+                "n": s.n,
+                "mean": s.mean,
+                "median": s.median,
+                "min": s.min,
+                "max": s.max,
+                "ci_low": s.ci_low,
+                "ci_high": s.ci_high,
+            }
             sd = describe(values * scale) if scale is not None else None
             for key in ("mean", "median", "min", "max", "ci_low", "ci_high"):
                 row[f"slowdown_{key}"] = getattr(sd, key) if sd is not None else math.nan
             best_at = _best_at(g, b) if b <= g.horizon else np.empty(0)
-            row.update(used_mean=float(np.mean(used)), used_max=float(np.max(used)),
-                       best_at_mean=float(best_at.mean()) if len(best_at) else math.nan,
-                       score=float(scores[g.label][b - 1]) if g.label in scores and b <= len(scores[g.label])
-                       else math.nan)
+            row.update(
+                used_mean=float(np.mean(used)),
+                used_max=float(np.max(used)),
+                best_at_mean=float(best_at.mean()) if len(best_at) else math.nan,
+                score=float(scores[g.label][b - 1])
+                if g.label in scores and b <= len(scores[g.label])
+                else math.nan,
+            )
             rows.append(row)
     return rows
 
 
-def _pairwise_rows(problem: str, groups: Sequence[Group], reference: str, checkpoints: Sequence[int],
-                   scale: float | None, practical: float) -> list[dict]:
+def _pairwise_rows(
+    problem: str,
+    groups: Sequence[Group],
+    reference: str,
+    checkpoints: Sequence[int],
+    scale: float | None,
+    practical: float,
+) -> list[dict]:
     ref = next(g for g in groups if g.label == reference)
     rows = []
     for b in checkpoints:
@@ -140,17 +174,33 @@ def _pairwise_rows(problem: str, groups: Sequence[Group], reference: str, checkp
             if g.label == reference:
                 continue
             d = compare_samples(g.at(b) * (scale or 1.0), y)
-            rows.append({"problem": problem, "strategy": g.label, "reference": reference, "budget": b,
-                         "metric": "slowdown" if scale is not None else "value", "n": d.n, "n_ref": d.n_ref,
-                         "mean": d.mean, "mean_ref": d.mean_ref, "diff": d.diff, "diff_ci_low": d.ci_low,
-                         "diff_ci_high": d.ci_high, "relative_diff": d.relative, "mannwhitney_u": d.u,
-                         "p_value": d.p_value, "p_better": d.p_better,
-                         "verdict": verdict(d, practical=practical)})
+            rows.append(
+                {
+                    "problem": problem,
+                    "strategy": g.label,
+                    "reference": reference,
+                    "budget": b,
+                    "metric": "slowdown" if scale is not None else "value",
+                    "n": d.n,
+                    "n_ref": d.n_ref,
+                    "mean": d.mean,
+                    "mean_ref": d.mean_ref,
+                    "diff": d.diff,
+                    "diff_ci_low": d.ci_low,
+                    "diff_ci_high": d.ci_high,
+                    "relative_diff": d.relative,
+                    "mannwhitney_u": d.u,
+                    "p_value": d.p_value,
+                    "p_better": d.p_better,
+                    "verdict": verdict(d, practical=practical),
+                }
+            )
     return rows
 
 
-def _curve_rows(problem: str, groups: Sequence[Group], baseline: RandomBaseline | None,
-                optimum: float | None) -> tuple[list[dict], dict[str, np.ndarray]]:
+def _curve_rows(
+    problem: str, groups: Sequence[Group], baseline: RandomBaseline | None, optimum: float | None
+) -> tuple[list[dict], dict[str, np.ndarray]]:
     rows, scores = [], {}
     for g in groups:
         cols = [col[~np.isnan(col)] for col in g.curves.T]
@@ -162,9 +212,20 @@ def _curve_rows(problem: str, groups: Sequence[Group], baseline: RandomBaseline 
             random[:n] = baseline.values[:n]
             scores[g.label] = willemsen_score(mean, random, optimum)
         score = scores.get(g.label, np.full(g.horizon, np.nan))
-        rows += [{"problem": problem, "strategy": g.label, "budget": b + 1, "n": len(cols[b]), "mean": mean[b],
-                  "ci_low": ci[b, 0], "ci_high": ci[b, 1], "random": random[b], "score": score[b]}
-                 for b in range(g.horizon)]
+        rows += [
+            {
+                "problem": problem,
+                "strategy": g.label,
+                "budget": b + 1,
+                "n": len(cols[b]),
+                "mean": mean[b],
+                "ci_low": ci[b, 0],
+                "ci_high": ci[b, 1],
+                "random": random[b],
+                "score": score[b],
+            }
+            for b in range(g.horizon)
+        ]
     return rows, scores
 
 
@@ -186,8 +247,13 @@ def _reference(groups: Sequence[Group], requested: str | None) -> str:
     return next((g.label for g in groups if g.strategy == "random"), labels[0])
 
 
-def analyse(db_path: str | os.PathLike[str], *, reference: str | None = None,
-            checkpoints: Sequence[int] | None = None, practical: float = 0.01) -> ComparisonReport:
+def analyse(
+    db_path: str | os.PathLike[str],
+    *,
+    reference: str | None = None,
+    checkpoints: Sequence[int] | None = None,
+    practical: float = 0.01,
+) -> ComparisonReport:
     """Compute the report tables of every problem and strategy in a journal.
 
     Args:
@@ -213,6 +279,16 @@ def analyse(db_path: str | os.PathLike[str], *, reference: str | None = None,
         rows, scores = _curve_rows(problem, groups, baseline, info.optimum)
         curves += rows
         summary += _summary_rows(problem, groups, chosen[problem], _scale(info), scores)
-        pairwise += _pairwise_rows(problem, groups, refs[problem], chosen[problem], _scale(info), practical)
-    return ComparisonReport(runs, chosen, refs, pd.DataFrame(summary), pd.DataFrame(pairwise), pd.DataFrame(curves),
-                            baselines, practical)
+        pairwise += _pairwise_rows(
+            problem, groups, refs[problem], chosen[problem], _scale(info), practical
+        )
+    return ComparisonReport(
+        runs,
+        chosen,
+        refs,
+        pd.DataFrame(summary),
+        pd.DataFrame(pairwise),
+        pd.DataFrame(curves),
+        baselines,
+        practical,
+    )

@@ -57,16 +57,16 @@ def valid_sample(space: Space, n: int, *, seed: int) -> tuple[np.ndarray, bool]:
     batch = max(4 * n, 4096)
     while found < n:
         if drawn >= MAX_RAW:
-            raise SpaceError(f"only {found} valid configurations in {drawn} uniform draws; the valid set is too "
-                             "small a fraction of the box for rejection sampling")
+            raise SpaceError(
+                f"only {found} valid configurations in {drawn} uniform draws; the valid set is too "
+                "small a fraction of the box for rejection sampling"
+            )
         index = space.from_unit(rng.random((batch, space.dims)))
         index = index[space.valid_mask(index)]
         parts.append(index)
         found, drawn = found + len(index), drawn + batch
         batch = min(batch * 2, 1 << 20)
     return np.concatenate(parts)[:n], False
-
-
 
 
 def _groups(space: Space, index: np.ndarray, j: int, real_levels: int) -> tuple[np.ndarray, int]:
@@ -76,7 +76,9 @@ def _groups(space: Space, index: np.ndarray, j: int, real_levels: int) -> tuple[
     return np.minimum((index[:, j] * real_levels).astype(np.int64), real_levels - 1), real_levels
 
 
-def _first_order(f: np.ndarray, groups: np.ndarray, n_groups: int, W: np.ndarray, correct: bool) -> np.ndarray:
+def _first_order(
+    f: np.ndarray, groups: np.ndarray, n_groups: int, W: np.ndarray, correct: bool
+) -> np.ndarray:
     """Correlation ratio of ``f`` by ``groups`` for each weight row of ``W``, corrected for
     the small-sample bias of a random sample when ``correct``."""
     n = len(f)
@@ -98,8 +100,14 @@ def _first_order(f: np.ndarray, groups: np.ndarray, n_groups: int, W: np.ndarray
     return np.divide(between, var, out=np.zeros_like(var), where=var > 0)
 
 
-def _inner_variances(sampler: PathSampler, space: Space, index: np.ndarray, j: int, real_levels: int,
-                     rng: np.random.Generator) -> tuple[np.ndarray, int]:
+def _inner_variances(
+    sampler: PathSampler,
+    space: Space,
+    index: np.ndarray,
+    j: int,
+    real_levels: int,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, int]:
     """``Var(f | x_~j)`` over the admissible levels of factor ``j``, per path and point."""
     n, param = len(index), space.parameters[j]
     k = param.n_levels if param.is_discrete else real_levels
@@ -122,8 +130,9 @@ def _inner_variances(sampler: PathSampler, space: Space, index: np.ndarray, j: i
     return out, int(keep.sum())
 
 
-def valid_estimates(sampler: PathSampler, space: Space, n: int, *, bootstrap: int, seed: int,
-                    real_levels: int = 32) -> Estimates:
+def valid_estimates(
+    sampler: PathSampler, space: Space, n: int, *, bootstrap: int, seed: int, real_levels: int = 32
+) -> Estimates:
     """S1 and ST over the valid set, for every path, whole sample and bootstrap resamples."""
     index, population = valid_sample(space, n, seed=seed)
     n = len(index)

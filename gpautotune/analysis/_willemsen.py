@@ -53,12 +53,16 @@ def expected_random_best(values: np.ndarray, budgets: np.ndarray | int) -> np.nd
     out = np.empty(len(b))
     for i, bi in enumerate(b):
         ranks = k[: int(n - bi + 1)]
-        weights = np.exp(_log_comb(n - ranks, np.full_like(ranks, bi - 1)) - _log_comb(np.float64(n), bi))
+        weights = np.exp(
+            _log_comb(n - ranks, np.full_like(ranks, bi - 1)) - _log_comb(np.float64(n), bi)
+        )
         out[i] = float(np.dot(weights, v[: len(ranks)]) / weights.sum())
     return out
 
 
-def willemsen_score(strategy_mean: np.ndarray, random_mean: np.ndarray, optimum: float) -> np.ndarray:
+def willemsen_score(
+    strategy_mean: np.ndarray, random_mean: np.ndarray, optimum: float
+) -> np.ndarray:
     """``(f_s - f_r) / (f* - f_r)`` elementwise (NaN where random search is already optimal)."""
     f_s, f_r = np.asarray(strategy_mean, dtype=float), np.asarray(random_mean, dtype=float)
     denominator = optimum - f_r

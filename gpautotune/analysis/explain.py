@@ -33,12 +33,21 @@ if TYPE_CHECKING:
 
     from gpautotune.strategies.gpr import GPRStrategy
 
-__all__ = ["explain_run", "fit_run_surrogate", "load_run", "plot_indices", "indices_table", "run_space"]
+__all__ = [
+    "explain_run",
+    "fit_run_surrogate",
+    "load_run",
+    "plot_indices",
+    "indices_table",
+    "run_space",
+]
 
 _log = logging.getLogger(__name__)
 
 
-def load_run(db_path: str | os.PathLike[str], run_id: int | None = None) -> tuple[RunRecord, list[Trial]]:
+def load_run(
+    db_path: str | os.PathLike[str], run_id: int | None = None
+) -> tuple[RunRecord, list[Trial]]:
     """A stored run (the last one when ``run_id`` is None) and its trials."""
     if not Path(db_path).is_file():
         raise GPAutotuneError(f"journal {str(db_path)!r} does not exist")
@@ -63,8 +72,17 @@ def run_space(record: RunRecord) -> Space:
         derived = _dependency_order(spec["derived"], [p["name"] for p in spec["parameters"]])
         space = space_from_spec(spec["parameters"], spec["constraints"], derived, spec.get("name"))
         inputs = spec.get("model_inputs") or ()
-        return Space(space.parameters, spec["constraints"], derived, spec.get("name"), model_inputs=inputs) if inputs \
+        return (
+            Space(
+                space.parameters,
+                spec["constraints"],
+                derived,
+                spec.get("name"),
+                model_inputs=inputs,
+            )
+            if inputs
             else space
+        )
     except GPAutotuneError as exc:
         reason = str(exc)
     from gpautotune.problems._registry import problem_factory
@@ -72,7 +90,9 @@ def run_space(record: RunRecord) -> Space:
     try:
         factory, extra = problem_factory(record.problem)
         accepted = inspect.signature(factory).parameters
-        options = {k: v for k, v in record.settings["problem"].items() if k in accepted and k != "variant"}
+        options = {
+            k: v for k, v in record.settings["problem"].items() if k in accepted and k != "variant"
+        }
         space = factory(**extra, **options).space
     except (GPAutotuneError, TypeError) as exc:
         reason += f"; problem {record.problem!r}: {exc}"
@@ -80,7 +100,9 @@ def run_space(record: RunRecord) -> Space:
         if json.loads(json.dumps(space.describe())) == spec:
             return space
         reason += f"; problem {record.problem!r} rebuilds a different space"
-    raise ConfigError(f"cannot rebuild the search space of run {record.id} ({reason}); pass space=... explicitly")
+    raise ConfigError(
+        f"cannot rebuild the search space of run {record.id} ({reason}); pass space=... explicitly"
+    )
 
 
 def _dependency_order(derived: dict[str, str], names: list[str]) -> dict[str, str]:
@@ -122,13 +144,23 @@ def fit_run_surrogate(record: RunRecord, space: Space, trials: Sequence[Trial]) 
     allowed = strategy_options("gpr")
     dropped = sorted(set(stored) - set(allowed))
     if dropped:
-        _log.warning("run %d: ignoring stored GPR settings this version does not know: %s", record.id, dropped)
+        _log.warning(
+            "run %d: ignoring stored GPR settings this version does not know: %s",
+            record.id,
+            dropped,
+        )
     if record.strategy != "gpr":
-        _log.info("run %d used %r; explaining it with a default GPR model", record.id, record.strategy)
-    strategy = make_strategy("gpr", space, seed=record.seed, **{k: v for k, v in stored.items() if k in allowed})
+        _log.info(
+            "run %d used %r; explaining it with a default GPR model", record.id, record.strategy
+        )
+    strategy = make_strategy(
+        "gpr", space, seed=record.seed, **{k: v for k, v in stored.items() if k in allowed}
+    )
     ok = [t for t in trials if t.ok]
     if len(ok) < 2:
-        raise GPAutotuneError(f"run {record.id} has {len(ok)} successful trials; a GP needs at least 2")
+        raise GPAutotuneError(
+            f"run {record.id} has {len(ok)} successful trials; a GP needs at least 2"
+        )
     X, y = _training_data(strategy, ok)
     strategy.gp.fit(X, y, seed=record.seed or 0)
     return strategy
@@ -166,11 +198,25 @@ def explain_run(
     record, trials = load_run(db_path, run_id)
     space = run_space(record) if space is None else space
     strategy = fit_run_surrogate(record, space, trials)
-    result = strategy_indices(strategy, domain=domain, n=n, paths=paths, bootstrap=bootstrap,
-                              confidence=confidence, second_order=second_order, seed=seed)
+    result = strategy_indices(
+        strategy,
+        domain=domain,
+        n=n,
+        paths=paths,
+        bootstrap=bootstrap,
+        confidence=confidence,
+        second_order=second_order,
+        seed=seed,
+    )
     table = result.table.copy()
-    table.attrs.update(run_id=record.id, method=result.method, domain=domain,
-                       n_trials=sum(t.ok for t in trials), problem=record.problem, strategy=record.strategy)
+    table.attrs.update(
+        run_id=record.id,
+        method=result.method,
+        domain=domain,
+        n_trials=sum(t.ok for t in trials),
+        problem=record.problem,
+        strategy=record.strategy,
+    )
     if out_dir is None:
         return table, None
     return table, _write(result, table.attrs, Path(out_dir), f"run{record.id}-sobol-{domain}")
@@ -181,13 +227,23 @@ def _write(result: SobolResult, meta: dict[str, Any], out_dir: Path, stem: str) 
     result.table.to_csv(out_dir / f"{stem}.csv", index=False)
     if result.second_order is not None:
         result.second_order.to_csv(out_dir / f"{stem}-pairs.csv", index=False)
-    (out_dir / f"{stem}.json").write_text(json.dumps({**meta, "evaluations": result.evaluations}, indent=2))
+    (out_dir / f"{stem}.json").write_text(
+        json.dumps({**meta, "evaluations": result.evaluations}, indent=2)
+    )
     title = f"run {meta['run_id']} ({meta['problem']}, {meta['strategy']}, {meta['n_trials']} trials): {meta['domain']}"
-    return plot_indices(result.table, out_dir / f"{stem}.png", title=title, confidence=result.confidence)
+    return plot_indices(
+        result.table, out_dir / f"{stem}.png", title=title, confidence=result.confidence
+    )
 
 
-def plot_indices(table: pd.DataFrame, path: str | os.PathLike[str], *, title: str = "",
-                 confidence: float = 0.95, interval: str = "GP posterior paths x bootstrap") -> Path:
+def plot_indices(
+    table: pd.DataFrame,
+    path: str | os.PathLike[str],
+    *,
+    title: str = "",
+    confidence: float = 0.95,
+    interval: str = "GP posterior paths x bootstrap",
+) -> Path:
     """Horizontal bars of S1 and ST per parameter (sorted by ST) with their intervals (PNG);
     ``interval`` says where the intervals come from (x-axis label)."""
     from matplotlib.figure import Figure
@@ -198,9 +254,18 @@ def plot_indices(table: pd.DataFrame, path: str | os.PathLike[str], *, title: st
     ax = fig.subplots()
     for offset, key, colour in ((-0.2, "S1", "tab:blue"), (0.2, "ST", "tab:orange")):
         point = rows[key].to_numpy()
-        err = np.vstack([point - rows[f"{key}_low"].to_numpy(), rows[f"{key}_high"].to_numpy() - point])
-        ax.barh(y + offset, point, height=0.38, color=colour, label=key, xerr=np.maximum(err, 0.0),
-                error_kw={"elinewidth": 1, "capsize": 2})
+        err = np.vstack(
+            [point - rows[f"{key}_low"].to_numpy(), rows[f"{key}_high"].to_numpy() - point]
+        )
+        ax.barh(
+            y + offset,
+            point,
+            height=0.38,
+            color=colour,
+            label=key,
+            xerr=np.maximum(err, 0.0),
+            error_kw={"elinewidth": 1, "capsize": 2},
+        )
     ax.set_yticks(y, rows["parameter"].tolist())
     ax.axvline(0.0, color="black", linewidth=0.6)
     ax.set_xlabel(f"Sobol index ({confidence:.0%} interval: {interval})")
@@ -210,7 +275,9 @@ def plot_indices(table: pd.DataFrame, path: str | os.PathLike[str], *, title: st
     return Path(path)
 
 
-def indices_table(table: pd.DataFrame, *, title: str | None = None, screen: float | None = None) -> Table:
+def indices_table(
+    table: pd.DataFrame, *, title: str | None = None, screen: float | None = None
+) -> Table:
     """A Rich table of the indices, most important first; ``screen`` adds a "fix?" column
     marking parameters whose ST upper bound is below that threshold."""
     from rich.table import Table
@@ -221,8 +288,14 @@ def indices_table(table: pd.DataFrame, *, title: str | None = None, screen: floa
     if screen is not None:
         out.add_column(f"fix? (ST high < {screen:g})")
     for row in table.sort_values("rank").itertuples(index=False):
-        cells = [str(row.rank), str(row.parameter), f"{row.S1:.3f}", f"[{row.S1_low:.3f}, {row.S1_high:.3f}]",
-                 f"{row.ST:.3f}", f"[{row.ST_low:.3f}, {row.ST_high:.3f}]"]
+        cells = [
+            str(row.rank),
+            str(row.parameter),
+            f"{row.S1:.3f}",
+            f"[{row.S1_low:.3f}, {row.S1_high:.3f}]",
+            f"{row.ST:.3f}",
+            f"[{row.ST_low:.3f}, {row.ST_high:.3f}]",
+        ]
         if screen is not None:
             cells.append("yes" if row.ST_high < screen else "")
         out.add_row(*cells)

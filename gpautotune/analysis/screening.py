@@ -58,7 +58,9 @@ class ScreenDecision:
     seconds: float = 0.0
 
 
-def decide(st_high: Mapping[str, float], best: Mapping[str, Any], threshold: float) -> dict[str, Any]:
+def decide(
+    st_high: Mapping[str, float], best: Mapping[str, Any], threshold: float
+) -> dict[str, Any]:
     """Parameters to fix (ST upper bound below ``threshold``) at their ``best`` values.
 
     At least one parameter (the one of largest upper bound) is always left free.
@@ -75,7 +77,9 @@ class SubspacePool(CandidatePool):
     (valid, unseen, distinct).
     """
 
-    def __init__(self, space: Space, settings: PoolSettings, seed: int | None, fixed: Mapping[str, Any]) -> None:
+    def __init__(
+        self, space: Space, settings: PoolSettings, seed: int | None, fixed: Mapping[str, Any]
+    ) -> None:
         super().__init__(space, settings, seed)
         self.fixed = dict(fixed)
         self._columns = [space.names.index(k) for k in self.fixed]
@@ -91,8 +95,13 @@ class SubspacePool(CandidatePool):
             rows[:, self._columns] = self._levels
         return rows
 
-    def _fresh(self, rows: np.ndarray, sources: np.ndarray, seen: Callable[[np.ndarray], np.ndarray],
-               exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def _fresh(
+        self,
+        rows: np.ndarray,
+        sources: np.ndarray,
+        seen: Callable[[np.ndarray], np.ndarray],
+        exclude: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
         return super()._fresh(self.project(rows), sources, seen, exclude)
 
 
@@ -106,9 +115,13 @@ class Screening:
         bootstrap: bootstrap resamples.
     """
 
-    def __init__(self, threshold: float, *, n: int = 256, paths: int = 16, bootstrap: int = 50) -> None:
+    def __init__(
+        self, threshold: float, *, n: int = 256, paths: int = 16, bootstrap: int = 50
+    ) -> None:
         if not 0.0 < threshold < 1.0:
-            raise ConfigError(f"screen must be a threshold in (0, 1) on the total Sobol index, got {threshold!r}")
+            raise ConfigError(
+                f"screen must be a threshold in (0, 1) on the total Sobol index, got {threshold!r}"
+            )
         self.threshold, self.n, self.paths, self.bootstrap = float(threshold), n, paths, bootstrap
         self.decision: ScreenDecision | None = None
         self._reported = False
@@ -123,7 +136,10 @@ class Screening:
         info = {"screened": self.decision.fixed}
         if not self._reported and proposals:
             self._reported = True
-            info |= {"screen_st_high": self.decision.st_high, "screen_s": round(self.decision.seconds, 3)}
+            info |= {
+                "screen_st_high": self.decision.st_high,
+                "screen_s": round(self.decision.seconds, 3),
+            }
         return [Proposal(p.config, {**p.info, **info}) for p in proposals]
 
     def _screen(self, strategy: GPRStrategy) -> ScreenDecision:
@@ -138,13 +154,23 @@ class Screening:
         seed = strategy.seed or 0
         try:
             gp.fit(strategy.features(index), values, seed=seed)
-            result = surrogate_indices(gp, strategy.features, space, n=self.n, paths=self.paths,
-                                       bootstrap=self.bootstrap, seed=seed, mean_function=False)
+            result = surrogate_indices(
+                gp,
+                strategy.features,
+                space,
+                n=self.n,
+                paths=self.paths,
+                bootstrap=self.bootstrap,
+                seed=seed,
+                mean_function=False,
+            )
         except (SurrogateError, RuntimeError) as exc:
             _log.warning("screening skipped: %s", exc)
             return ScreenDecision({}, {}, self.threshold, time.perf_counter() - t0)
-        st_high = {str(k): round(float(v), 5) for k, v in zip(result.table["parameter"], result.table["ST_high"],
-                                                              strict=True)}
+        st_high = {
+            str(k): round(float(v), 5)
+            for k, v in zip(result.table["parameter"], result.table["ST_high"], strict=True)
+        }
         best = min(initial, key=lambda t: t.value).config
         fixed = decide(st_high, best, self.threshold)
         if fixed:

@@ -80,11 +80,15 @@ class SobolResult:
         return self.table.loc[self.table["ST_high"] < threshold, "parameter"].tolist()
 
 
-def _check(space: Space, domain: str, n: int, bootstrap: int, confidence: float, second_order: bool) -> int:
+def _check(
+    space: Space, domain: str, n: int, bootstrap: int, confidence: float, second_order: bool
+) -> int:
     if domain not in ("box", "valid"):
         raise ConfigError(f"domain must be 'box' or 'valid', not {domain!r}")
     if n < 8 or bootstrap < 0 or not 0.0 < confidence < 1.0:
-        raise ConfigError(f"need n >= 8, bootstrap >= 0 and 0 < confidence < 1; got {n}, {bootstrap}, {confidence}")
+        raise ConfigError(
+            f"need n >= 8, bootstrap >= 0 and 0 < confidence < 1; got {n}, {bootstrap}, {confidence}"
+        )
     if second_order and domain != "box":
         raise ConfigError("second-order indices are only defined here over the box (domain='box')")
     if domain == "box" and n & (n - 1):
@@ -127,17 +131,33 @@ def sobol_indices(
     n = _check(space, domain, n, bootstrap, confidence, second_order)
     sampler = function if hasattr(function, "n_paths") else FunctionPaths(function)
     if domain == "box":
-        est = box_estimates(sampler, space, n, bootstrap=bootstrap, second_order=second_order, seed=seed)
-        how = (f"box (constraints ignored): Saltelli design, N={n} ({n * (space.dims + 2 + space.dims * second_order)}"
-               " points per function), SALib's Saltelli-2010 S1 and Jansen ST estimators")
+        est = box_estimates(
+            sampler, space, n, bootstrap=bootstrap, second_order=second_order, seed=seed
+        )
+        how = (
+            f"box (constraints ignored): Saltelli design, N={n} ({n * (space.dims + 2 + space.dims * second_order)}"
+            " points per function), SALib's Saltelli-2010 S1 and Jansen ST estimators"
+        )
     else:
-        est = valid_estimates(sampler, space, n, bootstrap=bootstrap, seed=seed, real_levels=real_levels)
-        points = f"all {est.base} valid configurations" if est.population else f"{est.base} uniform valid points"
+        est = valid_estimates(
+            sampler, space, n, bootstrap=bootstrap, seed=seed, real_levels=real_levels
+        )
+        points = (
+            f"all {est.base} valid configurations"
+            if est.population
+            else f"{est.base} uniform valid points"
+        )
         how = f"valid set (dependent inputs, Kucherenko 2012): {points}, grouped-variance S1, conditional-variance ST"
     resamples = est.s1.shape[1] - 1
     how += f"; {sampler.n_paths} {sampler.label} x {resamples} bootstrap resamples, {confidence:.0%} percentile intervals"
-    return SobolResult(summarise(space.names, est, confidence), summarise_pairs(space.names, est, confidence),
-                       domain, how, est.evaluations, confidence)
+    return SobolResult(
+        summarise(space.names, est, confidence),
+        summarise_pairs(space.names, est, confidence),
+        domain,
+        how,
+        est.evaluations,
+        confidence,
+    )
 
 
 def surrogate_indices(
@@ -175,20 +195,34 @@ def surrogate_indices(
             :func:`sobol_indices`.
     """
     common = dict(domain=domain, n=n, confidence=confidence, seed=seed, real_levels=real_levels)
-    sampler = PosteriorPaths(gp, features, paths, seed=seed, rff_features=rff_features,
-                             bayesian_trend=bayesian_trend, hyperparameters=hyperparameters)
+    sampler = PosteriorPaths(
+        gp,
+        features,
+        paths,
+        seed=seed,
+        rff_features=rff_features,
+        bayesian_trend=bayesian_trend,
+        hyperparameters=hyperparameters,
+    )
     result = sobol_indices(sampler, space, bootstrap=bootstrap, second_order=second_order, **common)
     noise = float(gp.model.likelihood.noise.detach().mean())
     if noise > NOISE_WARNING:
-        _log.warning("the GP attributes %.0f%% of the output variance to noise: if the objective is deterministic, "
-                     "effects may have been mistaken for noise and the intervals may miss them", 100 * noise)
+        _log.warning(
+            "the GP attributes %.0f%% of the output variance to noise: if the objective is deterministic, "
+            "effects may have been mistaken for noise and the intervals may miss them",
+            100 * noise,
+        )
     table, evaluations = result.table, result.evaluations
     if mean_function:
         plug_in = sobol_indices(PosteriorMean(gp, features), space, bootstrap=0, **common)
-        table = table.assign(S1_mean_fn=plug_in.table["S1"].to_numpy(), ST_mean_fn=plug_in.table["ST"].to_numpy())
+        table = table.assign(
+            S1_mean_fn=plug_in.table["S1"].to_numpy(), ST_mean_fn=plug_in.table["ST"].to_numpy()
+        )
         evaluations += plug_in.evaluations
     method = f"{result.method}; fitted noise variance {noise:.3g} of the standardised output"
-    return SobolResult(table, result.second_order, result.domain, method, evaluations, result.confidence)
+    return SobolResult(
+        table, result.second_order, result.domain, method, evaluations, result.confidence
+    )
 
 
 def strategy_indices(strategy: GPRStrategy, **options: Any) -> SobolResult:

@@ -70,11 +70,18 @@ class ComparisonResult:
 
 def _catalog(config: ComparisonConfig, problems: Sequence[Problem]) -> None:
     for section, problem in zip(config.problems, problems, strict=True):
-        record_problem(config.storage, problem.name, problem.describe(),
-                       {"name": section.name, **section.options}, problem.optimum)
+        record_problem(
+            config.storage,
+            problem.name,
+            problem.describe(),
+            {"name": section.name, **section.options},
+            problem.optimum,
+        )
 
 
-def pending_repetitions(config: ComparisonConfig, problems: Sequence[Problem]) -> tuple[list[Repetition], int]:
+def pending_repetitions(
+    config: ComparisonConfig, problems: Sequence[Problem]
+) -> tuple[list[Repetition], int]:
     """The repetitions still to run and the number already finished with this budget."""
     repetitions = list(expand(config, list(problems)))
     with Journal(config.storage) as journal:
@@ -118,16 +125,25 @@ def run_comparison(
     if progress is not None:
         progress(skipped, total, None)
     if not pending:
-        return ComparisonResult(config, config.storage, total, skipped, [], time.perf_counter() - start, 0)
+        return ComparisonResult(
+            config, config.storage, total, skipped, [], time.perf_counter() - start, 0
+        )
     n_workers = 0
     outcomes: list[RepetitionOutcome] = []
     with dask_client(scheduler, workers or config.workers) as client:
         n_workers = len(client.scheduler_info().get("workers", {}))
-        _log.info("%d repetitions to run (%d finished) on %d workers", len(pending), skipped, n_workers)
+        _log.info(
+            "%d repetitions to run (%d finished) on %d workers", len(pending), skipped, n_workers
+        )
         lease = not config.hardware_resources
         futures = {
-            client.submit(run_repetition, rep, config.hardware_slots, lease,
-                          **task_options(rep, config.retries, config.hardware_resources)): rep
+            client.submit(
+                run_repetition,
+                rep,
+                config.hardware_slots,
+                lease,
+                **task_options(rep, config.retries, config.hardware_resources),
+            ): rep
             for rep in pending
         }
         for future in as_completed(futures):
@@ -136,7 +152,9 @@ def run_comparison(
             if progress is not None:
                 progress(skipped + len(outcomes), total, outcome)
             future.release()
-    return ComparisonResult(config, config.storage, total, skipped, outcomes, time.perf_counter() - start, n_workers)
+    return ComparisonResult(
+        config, config.storage, total, skipped, outcomes, time.perf_counter() - start, n_workers
+    )
 
 
 def _outcome(future: object, rep: Repetition) -> RepetitionOutcome:

@@ -93,8 +93,13 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
     n = workers or os.cpu_count() or 1
     # Non-daemonic workers (restarted ones too) may start processes of their own.
     with dask.config.set({"distributed.worker.daemon": False}):
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address=":0")
+        cluster = LocalCluster(
+            n_workers=n,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=":0",
+        )
         try:
             with Client(cluster) as client:
                 yield client
@@ -117,7 +122,9 @@ def _problem_for(rep: Repetition) -> Problem:
     return problem
 
 
-def run_repetition(rep: Repetition, hardware_slots: int = 1, lease: bool = True) -> RepetitionOutcome:
+def run_repetition(
+    rep: Repetition, hardware_slots: int = 1, lease: bool = True
+) -> RepetitionOutcome:
     """Tune one repetition into its journal (resuming what is stored); the Dask task.
 
     Args:
@@ -131,17 +138,31 @@ def run_repetition(rep: Repetition, hardware_slots: int = 1, lease: bool = True)
     start = time.perf_counter()
     problem = _problem_for(rep)
     strategy = build_comparison_strategy(rep.strategy, problem, rep.seed)
-    guard = Semaphore(max_leases=hardware_slots, name=HARDWARE_LEASE) if rep.hardware and lease else nullcontext()
+    guard = (
+        Semaphore(max_leases=hardware_slots, name=HARDWARE_LEASE)
+        if rep.hardware and lease
+        else nullcontext()
+    )
     with guard, Journal(rep.storage) as journal:
-        result = tune(problem, strategy, rep.budget, storage=journal, seed=rep.seed, label=rep.label)
+        result = tune(
+            problem, strategy, rep.budget, storage=journal, seed=rep.seed, label=rep.label
+        )
     close = getattr(problem, "close", None)
     if callable(close):
         close()
-    return RepetitionOutcome(rep, result.run_id, result.used, result.best_value, time.perf_counter() - start,
-                             f"{socket.gethostname()}:{os.getpid()}")
+    return RepetitionOutcome(
+        rep,
+        result.run_id,
+        result.used,
+        result.best_value,
+        time.perf_counter() - start,
+        f"{socket.gethostname()}:{os.getpid()}",
+    )
 
 
-def task_options(rep: Repetition, retries: int, resources: Mapping[str, float] | None) -> dict[str, Any]:
+def task_options(
+    rep: Repetition, retries: int, resources: Mapping[str, float] | None
+) -> dict[str, Any]:
     """``Client.submit`` keywords: a key derived from the run key (the same repetition is
     one task even when two clients submit it), retries, and resources for hardware."""
     import hashlib

@@ -31,7 +31,9 @@ class Evaluator(ABC):
             measurement = self._evaluate(problem, config)
         except Exception as exc:  # noqa: BLE001 - the evaluation boundary turns crashes into statuses
             tb = traceback.format_exc(limit=8)
-            measurement = Measurement.failure(Status.RUN_ERROR, f"{type(exc).__name__}: {exc}\n{tb}")
+            measurement = Measurement.failure(
+                Status.RUN_ERROR, f"{type(exc).__name__}: {exc}\n{tb}"
+            )
         return Evaluation(measurement, start, time.perf_counter() - t0)
 
     @abstractmethod
@@ -47,5 +49,7 @@ class InProcessEvaluator(Evaluator):
     def _evaluate(self, problem: Problem, config: Config) -> Measurement:
         result = problem.evaluate(config)
         if not isinstance(result, Measurement):
-            raise TypeError(f"{type(problem).__name__}.evaluate returned {type(result).__name__}, not a Measurement")
+            raise TypeError(
+                f"{type(problem).__name__}.evaluate returned {type(result).__name__}, not a Measurement"
+            )
         return result

@@ -37,9 +37,13 @@ def _evaluate_here(problem: Problem | None, config: Config) -> Measurement:
     try:
         result = problem.evaluate(config)
     except Exception as exc:  # noqa: BLE001 - the evaluation boundary turns crashes into statuses
-        return Measurement.failure(Status.RUN_ERROR, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}")
+        return Measurement.failure(
+            Status.RUN_ERROR, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
+        )
     if not isinstance(result, Measurement):
-        return Measurement.failure(Status.RUN_ERROR, f"evaluate returned {type(result).__name__}, not a Measurement")
+        return Measurement.failure(
+            Status.RUN_ERROR, f"evaluate returned {type(result).__name__}, not a Measurement"
+        )
     return result
 
 
@@ -68,7 +72,9 @@ def _serve(conn: Connection) -> None:
             try:
                 conn.send(("result", result))
             except Exception as exc:  # noqa: BLE001 - e.g. unpicklable metrics
-                conn.send(("result", Measurement.failure(Status.RUN_ERROR, f"result not sendable: {exc}")))
+                conn.send(
+                    ("result", Measurement.failure(Status.RUN_ERROR, f"result not sendable: {exc}"))
+                )
 
 
 class IsolatedEvaluator(Evaluator):
@@ -86,7 +92,9 @@ class IsolatedEvaluator(Evaluator):
 
     def __init__(self, *, timeout_s: float = 60.0, startup_timeout_s: float = 300.0) -> None:
         if timeout_s <= 0 or startup_timeout_s <= 0:
-            raise ConfigError(f"timeouts must be positive, got timeout_s={timeout_s}, startup_timeout_s={startup_timeout_s}")
+            raise ConfigError(
+                f"timeouts must be positive, got timeout_s={timeout_s}, startup_timeout_s={startup_timeout_s}"
+            )
         self.timeout_s, self.startup_timeout_s = float(timeout_s), float(startup_timeout_s)
         self._process: Any = None
         self._conn: Connection | None = None
@@ -106,13 +114,18 @@ class IsolatedEvaluator(Evaluator):
         conn.send(("evaluate", dict(config)))
         if not conn.poll(self.timeout_s):
             self._kill()
-            return Measurement.failure(Status.TIMEOUT, f"no result within {self.timeout_s:g} s; the worker was killed",
-                                       timeout_s=self.timeout_s)
+            return Measurement.failure(
+                Status.TIMEOUT,
+                f"no result within {self.timeout_s:g} s; the worker was killed",
+                timeout_s=self.timeout_s,
+            )
         try:
             _, result = conn.recv()
         except (EOFError, OSError):
             code = self._kill()
-            return Measurement.failure(Status.RUN_ERROR, f"the worker process died (exit code {code})")
+            return Measurement.failure(
+                Status.RUN_ERROR, f"the worker process died (exit code {code})"
+            )
         return result
 
     def _ready(self, problem: Problem) -> Connection:
@@ -122,19 +135,25 @@ class IsolatedEvaluator(Evaluator):
         try:
             payload = pickle.dumps(problem)
         except Exception as exc:  # noqa: BLE001 - any pickling failure means the same thing
-            raise ConfigError(f"{type(problem).__name__} cannot be sent to a worker process (not picklable: {exc});"
-                              " evaluate it in-process instead") from None
+            raise ConfigError(
+                f"{type(problem).__name__} cannot be sent to a worker process (not picklable: {exc});"
+                " evaluate it in-process instead"
+            ) from None
         if not self.alive:
             self._start()
         assert self._conn is not None
         self._conn.send(("problem", payload))
         if not self._conn.poll(self.startup_timeout_s):
             self._kill()
-            raise _WorkerLost(f"no answer within {self.startup_timeout_s:g} s while preparing the problem")
+            raise _WorkerLost(
+                f"no answer within {self.startup_timeout_s:g} s while preparing the problem"
+            )
         try:
             kind, detail = self._conn.recv()
         except (EOFError, OSError):
-            raise _WorkerLost(f"the worker died while preparing the problem (exit code {self._kill()})") from None
+            raise _WorkerLost(
+                f"the worker died while preparing the problem (exit code {self._kill()})"
+            ) from None
         if kind != "ready":
             self._problem = None
             raise _WorkerLost(str(detail))
@@ -144,7 +163,9 @@ class IsolatedEvaluator(Evaluator):
     def _start(self) -> None:
         ctx = mp.get_context("spawn")
         parent, child = ctx.Pipe(duplex=True)
-        self._process = ctx.Process(target=_serve, args=(child,), daemon=True, name="gpautotune-worker")
+        self._process = ctx.Process(
+            target=_serve, args=(child,), daemon=True, name="gpautotune-worker"
+        )
         self._process.start()
         child.close()
         self._conn, self._problem = parent, None

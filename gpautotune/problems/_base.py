@@ -60,7 +60,9 @@ class Measurement:
                 raise ValueError(f"an ok measurement needs a finite value, got {self.value!r}")
             object.__setattr__(self, "value", float(self.value))
         elif self.value is not None:
-            raise ValueError(f"a {self.status.value} measurement carries no value, got {self.value!r}")
+            raise ValueError(
+                f"a {self.status.value} measurement carries no value, got {self.value!r}"
+            )
         object.__setattr__(self, "samples", tuple(float(s) for s in self.samples))
 
     @property

@@ -37,7 +37,9 @@ def find_data(relative: str, path: str | os.PathLike[str] | None = None) -> Path
     if path is not None:
         p = Path(path).expanduser()
         if not p.is_file():
-            raise DataNotFoundError(f"data file {str(p)!r} does not exist; fix the path given as `data`")
+            raise DataNotFoundError(
+                f"data file {str(p)!r} does not exist; fix the path given as `data`"
+            )
         return p
     tried = _candidates(relative)
     for p in tried:

@@ -36,12 +36,21 @@ class ReplayProblem(Problem):
         name: a label for storage and reports.
     """
 
-    def __init__(self, table: pd.DataFrame | str | os.PathLike[str], space: Space, *, objective: str, name: str = "replay") -> None:
+    def __init__(
+        self,
+        table: pd.DataFrame | str | os.PathLike[str],
+        space: Space,
+        *,
+        objective: str,
+        name: str = "replay",
+    ) -> None:
         self.source = None if isinstance(table, pd.DataFrame) else str(table)
         frame = table if isinstance(table, pd.DataFrame) else pd.read_csv(table)
         missing = [c for c in [*space.names, objective] if c not in frame.columns]
         if missing:
-            raise ConfigError(f"the replay table lacks columns {missing}; it has {list(frame.columns)}")
+            raise ConfigError(
+                f"the replay table lacks columns {missing}; it has {list(frame.columns)}"
+            )
         self.space, self.name, self.objective = space, name, objective
         index, keep = self._index_rows(frame, space)
         values = frame[objective].to_numpy(dtype=float)[keep]
@@ -90,7 +99,9 @@ class ReplayProblem(Problem):
             return Measurement.failure(Status.INVALID, f"violates {self.space.violated(config)}")
         value = self._table.get(self.space.row_keys(index)[0].item())
         if value is None:
-            return Measurement.failure(Status.INVALID, "configuration absent from the measured table")
+            return Measurement.failure(
+                Status.INVALID, "configuration absent from the measured table"
+            )
         return Measurement.success(value, samples=(value,))
 
     def best_known(self) -> Config:
@@ -100,7 +111,9 @@ class ReplayProblem(Problem):
         return {"name": self.name, "source": self.source, "objective": self.objective}
 
 
-def laplacian_replay(data: str | os.PathLike[str] | None = None, register_rule: str = "proxy") -> ReplayProblem:
+def laplacian_replay(
+    data: str | os.PathLike[str] | None = None, register_rule: str = "proxy"
+) -> ReplayProblem:
     """The seeds' exhaustive K40c Laplacian measurements as a replay problem.
 
     Args:
@@ -112,6 +125,8 @@ def laplacian_replay(data: str | os.PathLike[str] | None = None, register_rule: 
     from gpautotune.problems.laplacian.space import laplacian_space
 
     path = find_data(LAPLACIAN_K40C, data)
-    problem = ReplayProblem(path, laplacian_space(register_rule), objective="time_per_pixel", name="laplacian-k40c")
+    problem = ReplayProblem(
+        path, laplacian_space(register_rule), objective="time_per_pixel", name="laplacian-k40c"
+    )
     problem.register_rule = register_rule
     return problem

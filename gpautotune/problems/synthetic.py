@@ -79,13 +79,22 @@ class ScreeningProblem(_GridProblem):
             raise ConfigError(f"screening: levels must be >= 2, got {levels}")
         grid = tuple(float(v) for v in np.round(np.linspace(-1, 1, levels), 10))
         self.levels, self.noise, self.seed = levels, noise, seed
-        self.space = Space([Ordinal(f"x{i}", grid, scale="linear") for i in range(1, 9)], name="screening")
+        self.space = Space(
+            [Ordinal(f"x{i}", grid, scale="linear") for i in range(1, 9)], name="screening"
+        )
         self._rng = np.random.default_rng(seed)
         self._find_optimum()
 
     def _objective(self, cols: Mapping[str, np.ndarray]) -> np.ndarray:
         x = {k: np.asarray(cols[k], dtype=float) for k in ("x1", "x3", "x5", "x7", "x8")}
-        return -1.5 * x["x1"] + 1.3 * x["x3"] + 3.1 * x["x5"] - 1.4 * x["x7"] + 1.35 * x["x8"] ** 2 + 1.6 * x["x3"] * x["x5"]
+        return (
+            -1.5 * x["x1"]
+            + 1.3 * x["x3"]
+            + 3.1 * x["x5"]
+            - 1.4 * x["x7"]
+            + 1.35 * x["x8"] ** 2
+            + 1.6 * x["x3"] * x["x5"]
+        )
 
     def evaluate(self, config: Config) -> Measurement:
         m = super().evaluate(config)
@@ -125,9 +134,13 @@ class ConstrainedBitsProblem(Problem):
 
     name = "constrained-bits"
 
-    def __init__(self, layers: int = 54, limit_bits: float = 4.0, decay: float = 0.7, seed: int = 0) -> None:
+    def __init__(
+        self, layers: int = 54, limit_bits: float = 4.0, decay: float = 0.7, seed: int = 0
+    ) -> None:
         if layers < 2 or not 1.0 <= limit_bits <= 8.0:
-            raise ConfigError(f"constrained-bits: need layers >= 2 and 1 <= limit_bits <= 8, got {layers}, {limit_bits}")
+            raise ConfigError(
+                f"constrained-bits: need layers >= 2 and 1 <= limit_bits <= 8, got {layers}, {limit_bits}"
+            )
         rng = np.random.default_rng(seed)
         self.layers, self.limit_bits, self.decay, self.seed = layers, limit_bits, decay, seed
         self.weights = np.round(np.exp(rng.uniform(np.log(2), np.log(64), layers))).astype(int)
@@ -161,7 +174,9 @@ class ConstrainedBitsProblem(Problem):
                 if shift > cap:
                     break
                 cand = np.full(cap + 1, inf)
-                cand[shift:] = best[: cap + 1 - shift] + self.sensitivity[i] * np.exp(-self.decay * (b - 1))
+                cand[shift:] = best[: cap + 1 - shift] + self.sensitivity[i] * np.exp(
+                    -self.decay * (b - 1)
+                )
                 better = cand < new
                 new[better] = cand[better]
                 choice[i, better] = b
@@ -185,9 +200,17 @@ class ConstrainedBitsProblem(Problem):
         cols = self.space.columns(index)
         size = float(cols["size"][0])
         if size > self.limit:
-            return Measurement.failure(Status.INVALID, f"size {size:.0f} exceeds the limit {self.limit:.0f}", size=size)
+            return Measurement.failure(
+                Status.INVALID, f"size {size:.0f} exceeds the limit {self.limit:.0f}", size=size
+            )
         bits = np.array([config[n] for n in self.space.names])
         return Measurement.success(float(self._loss(bits)[0]), size=size)
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "layers": self.layers, "limit_bits": self.limit_bits, "decay": self.decay, "seed": self.seed}
+        return {
+            "name": self.name,
+            "layers": self.layers,
+            "limit_bits": self.limit_bits,
+            "decay": self.decay,
+            "seed": self.seed,
+        }

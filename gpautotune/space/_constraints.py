@@ -26,7 +26,9 @@ _log = logging.getLogger(__name__)
 ColumnFunction = Callable[[Mapping[str, np.ndarray]], Any]
 
 
-def _rowwise(fn: ColumnFunction, cols: Mapping[str, np.ndarray], names: list[str], n: int) -> np.ndarray:
+def _rowwise(
+    fn: ColumnFunction, cols: Mapping[str, np.ndarray], names: list[str], n: int
+) -> np.ndarray:
     out = np.empty(n, dtype=object)
     for i in range(n):
         out[i] = fn({k: _item(cols[k][i]) for k in names})
@@ -118,7 +120,9 @@ class Derived:
 class LazyColumns(Mapping[str, np.ndarray]):
     """Columns of parameter values, with derived quantities computed on first use."""
 
-    def __init__(self, base: dict[str, np.ndarray], derived: Mapping[str, Derived], n_rows: int) -> None:
+    def __init__(
+        self, base: dict[str, np.ndarray], derived: Mapping[str, Derived], n_rows: int
+    ) -> None:
         self._base = base
         self._derived = derived
         self._cache: dict[str, np.ndarray] = {}

@@ -184,6 +184,8 @@ class _Compiler:
             raise self.refuse(node, "a keyword argument")
         fn, arity = _FUNCTIONS[node.func.id]
         if arity is not None and len(node.args) != arity or not node.args:
-            raise PredicateError(f"{node.func.id}() takes {arity or 'one or more'} argument(s) in {self.text!r}")
+            raise PredicateError(
+                f"{node.func.id}() takes {arity or 'one or more'} argument(s) in {self.text!r}"
+            )
         args = [self.visit(a) for a in node.args]
         return lambda cols: fn(*[a(cols) for a in args])

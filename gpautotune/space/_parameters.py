@@ -30,7 +30,9 @@ Scale = Literal["index", "linear", "log2"]
 
 def _check_name(name: str) -> None:
     if not isinstance(name, str) or not name.isidentifier():
-        raise SpaceError(f"parameter name {name!r} must be a Python identifier (letters, digits, _)")
+        raise SpaceError(
+            f"parameter name {name!r} must be a Python identifier (letters, digits, _)"
+        )
 
 
 @dataclass(frozen=True)
@@ -151,12 +153,20 @@ class Ordinal(_Levels):
         for v in levels:
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
                 raise SpaceError(f"ordinal parameter {self.name!r} has a non-numeric level {v!r}")
-        object.__setattr__(self, "levels", tuple(sorted(v.item() if isinstance(v, np.generic) else v for v in levels)))
+        object.__setattr__(
+            self,
+            "levels",
+            tuple(sorted(v.item() if isinstance(v, np.generic) else v for v in levels)),
+        )
         super().__post_init__()
         if self.scale not in ("index", "linear", "log2"):
-            raise SpaceError(f"parameter {self.name!r}: scale must be index, linear or log2, not {self.scale!r}")
+            raise SpaceError(
+                f"parameter {self.name!r}: scale must be index, linear or log2, not {self.scale!r}"
+            )
         if self.scale == "log2" and min(self.levels) <= 0:
-            raise SpaceError(f"parameter {self.name!r}: scale='log2' needs positive levels, got {self.levels}")
+            raise SpaceError(
+                f"parameter {self.name!r}: scale='log2' needs positive levels, got {self.levels}"
+            )
 
     def _normalise(self, value: Any) -> Any:
         value = super()._normalise(value)
@@ -173,14 +183,25 @@ class Ordinal(_Levels):
         return (vals - vals[0]) / (vals[-1] - vals[0])
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": "ordinal", "name": self.name, "levels": list(self.levels), "scale": self.scale}
+        return {
+            "kind": "ordinal",
+            "name": self.name,
+            "levels": list(self.levels),
+            "scale": self.scale,
+        }
 
 
 def PowerOfTwo(name: str, low: int, high: int) -> Ordinal:  # noqa: N802 - a constructor
     """Powers of two from ``low`` to ``high`` inclusive, encoded on a log2 scale."""
     if low <= 0 or high < low or low & (low - 1) or high & (high - 1):
-        raise SpaceError(f"PowerOfTwo({name!r}): low={low} and high={high} must be powers of two, low <= high")
-    return Ordinal(name, tuple(2**k for k in range(int(math.log2(low)), int(math.log2(high)) + 1)), scale="log2")
+        raise SpaceError(
+            f"PowerOfTwo({name!r}): low={low} and high={high} must be powers of two, low <= high"
+        )
+    return Ordinal(
+        name,
+        tuple(2**k for k in range(int(math.log2(low)), int(math.log2(high)) + 1)),
+        scale="log2",
+    )
 
 
 @dataclass(frozen=True)
@@ -193,14 +214,24 @@ class IntRange(Ordinal):
 
     def __init__(self, name: str, low: int, high: int, step: int = 1) -> None:
         if step <= 0 or high < low:
-            raise SpaceError(f"IntRange({name!r}): need step > 0 and high >= low, got low={low} high={high} step={step}")
+            raise SpaceError(
+                f"IntRange({name!r}): need step > 0 and high >= low, got low={low} high={high} step={step}"
+            )
         object.__setattr__(self, "low", int(low))
         object.__setattr__(self, "high", int(high))
         object.__setattr__(self, "step", int(step))
-        super().__init__(name=name, levels=tuple(range(int(low), int(high) + 1, int(step))), scale="linear")
+        super().__init__(
+            name=name, levels=tuple(range(int(low), int(high) + 1, int(step))), scale="linear"
+        )
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": "int", "name": self.name, "low": self.low, "high": self.high, "step": self.step}
+        return {
+            "kind": "int",
+            "name": self.name,
+            "low": self.low,
+            "high": self.high,
+            "step": self.step,
+        }
 
 
 @dataclass(frozen=True)
@@ -241,7 +272,9 @@ class Real(Parameter):
     def __post_init__(self) -> None:
         _check_name(self.name)
         if not (math.isfinite(self.low) and math.isfinite(self.high)) or self.high <= self.low:
-            raise SpaceError(f"Real({self.name!r}): need finite low < high, got [{self.low}, {self.high}]")
+            raise SpaceError(
+                f"Real({self.name!r}): need finite low < high, got [{self.low}, {self.high}]"
+            )
         if self.log and self.low <= 0:
             raise SpaceError(f"Real({self.name!r}): log=True needs low > 0, got {self.low}")
 
@@ -263,7 +296,9 @@ class Real(Parameter):
         v = np.asarray(values, dtype=float)
         if np.any((v < self.low) | (v > self.high)) or np.any(~np.isfinite(v)):
             bad = v[(v < self.low) | (v > self.high) | ~np.isfinite(v)][0]
-            raise SpaceError(f"{bad!r} is outside parameter {self.name!r}'s range [{self.low}, {self.high}]")
+            raise SpaceError(
+                f"{bad!r} is outside parameter {self.name!r}'s range [{self.low}, {self.high}]"
+            )
         if self.log:
             return (np.log(v) - np.log(self.low)) / (np.log(self.high) - np.log(self.low))
         return (v - self.low) / (self.high - self.low)
@@ -278,4 +313,10 @@ class Real(Parameter):
         return np.clip(np.asarray(position, dtype=float), 0.0, 1.0)
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": "real", "name": self.name, "low": self.low, "high": self.high, "log": self.log}
+        return {
+            "kind": "real",
+            "name": self.name,
+            "low": self.low,
+            "high": self.high,
+            "log": self.log,
+        }

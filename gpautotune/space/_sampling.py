@@ -31,8 +31,15 @@ def unit_sample(method: str, dims: int, n: int, seed: int | None) -> np.ndarray:
     raise SpaceError(f"unknown sampling method {method!r}; choose one of {list(METHODS)}")
 
 
-def sample_index(space, n: int, *, method: str = "sobol", seed: int | None = None, max_raw: int = MAX_RAW,
-                 strict: bool = True) -> np.ndarray:
+def sample_index(
+    space,
+    n: int,
+    *,
+    method: str = "sobol",
+    seed: int | None = None,
+    max_raw: int = MAX_RAW,
+    strict: bool = True,
+) -> np.ndarray:
     """Index matrix of ``n`` distinct valid configurations, in sampling order.
 
     Raw points are drawn from one sequence (Sobol or random) in chunks of at most
@@ -70,7 +77,9 @@ def sample_index(space, n: int, *, method: str = "sobol", seed: int | None = Non
 CHUNK = 1 << 16
 
 
-def _sequence_index(space, n: int, method: str, first: int, seed: int | None, max_raw: int) -> tuple[np.ndarray, int]:
+def _sequence_index(
+    space, n: int, method: str, first: int, seed: int | None, max_raw: int
+) -> tuple[np.ndarray, int]:
     """The first ``n`` valid distinct points of one Sobol or random sequence."""
     if method == "sobol":
         engine = qmc.Sobol(space.dims, scramble=True, seed=seed)
@@ -118,5 +127,7 @@ def _lhs_index(space, n: int, first: int, seed: int | None, max_raw: int) -> tup
         index = space.unique_rows(index[space.valid_mask(index)])
         if len(index) >= n or raw >= max_raw:
             return index, raw
-        grow = 2 if len(index) == 0 else max(2, int(2 ** math.ceil(math.log2(n / len(index) * 1.2))))
+        grow = (
+            2 if len(index) == 0 else max(2, int(2 ** math.ceil(math.log2(n / len(index) * 1.2))))
+        )
         raw = min(raw * grow, max_raw)

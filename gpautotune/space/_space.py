@@ -86,7 +86,9 @@ class Space:
         self._constraints = tuple(Constraint.build(c, known) for c in constraints)
         unknown = [m for m in model_inputs if m not in self._derived]
         if unknown:
-            raise SpaceError(f"model_inputs {unknown} are not derived quantities; derived: {sorted(self._derived)}")
+            raise SpaceError(
+                f"model_inputs {unknown} are not derived quantities; derived: {sorted(self._derived)}"
+            )
         self.model_inputs = tuple(model_inputs)
 
     def __getstate__(self) -> tuple:
@@ -199,7 +201,9 @@ class Space:
 
     def _check_keys(self, config: Mapping[str, Any]) -> None:
         if not isinstance(config, Mapping):
-            raise SpaceError(f"a configuration must be a mapping of parameter name to value, got {config!r}")
+            raise SpaceError(
+                f"a configuration must be a mapping of parameter name to value, got {config!r}"
+            )
         missing = [n for n in self._names if n not in config]
         extra = [k for k in config if k not in self._names]
         if missing or extra:
@@ -208,7 +212,9 @@ class Space:
                 parts.append(f"missing {missing}")
             if extra:
                 parts.append(f"unknown {extra}")
-            raise SpaceError(f"configuration {dict(config)} has {' and '.join(parts)}; parameters: {self._names}")
+            raise SpaceError(
+                f"configuration {dict(config)} has {' and '.join(parts)}; parameters: {self._names}"
+            )
 
     def validate(self, config: Mapping[str, Any]) -> Config:
         """Check a configuration and return it normalised (levels as declared).
@@ -297,7 +303,11 @@ class Space:
         return self.is_discrete and self.size <= limit
 
     def count_valid(
-        self, *, limit: float = DEFAULT_ENUMERATION_LIMIT, samples: int = 200_000, seed: int | None = 0
+        self,
+        *,
+        limit: float = DEFAULT_ENUMERATION_LIMIT,
+        samples: int = 200_000,
+        seed: int | None = 0,
     ) -> ValidCount:
         """Exact valid count when enumerable; otherwise an estimate from uniform raw samples
         with a 95% Wilson interval on the valid fraction."""
@@ -308,9 +318,13 @@ class Space:
         k = int(self.valid_mask(self.from_unit(rng.random((samples, self.dims)))).sum())
         p, z = k / samples, 1.959963984540054
         centre = (p + z * z / (2 * samples)) / (1 + z * z / samples)
-        half = z * math.sqrt(p * (1 - p) / samples + z * z / (4 * samples**2)) / (1 + z * z / samples)
+        half = (
+            z * math.sqrt(p * (1 - p) / samples + z * z / (4 * samples**2)) / (1 + z * z / samples)
+        )
         size = self.size
-        return ValidCount(p * size, max(centre - half, 0.0) * size, (centre + half) * size, False, size)
+        return ValidCount(
+            p * size, max(centre - half, 0.0) * size, (centre + half) * size, False, size
+        )
 
     # ------------------------------------------------------------- sampling
     def sample(self, n: int, method: str = "sobol", seed: int | None = None) -> list[Config]:
@@ -325,7 +339,9 @@ class Space:
         return self.to_configs(sample_index(self, n, method=method, seed=seed))
 
     # ---------------------------------------------------------- neighbourhoods
-    def neighbor_index(self, index_row: np.ndarray, radius: int = 1, *, real_step: float = 0.05) -> np.ndarray:
+    def neighbor_index(
+        self, index_row: np.ndarray, radius: int = 1, *, real_step: float = 0.05
+    ) -> np.ndarray:
         """Valid configurations that differ from one row by ±1..radius levels in one factor."""
         row = np.asarray(index_row, dtype=float).ravel()
         moves = []

@@ -81,7 +81,8 @@ class RealSpec(_Spec):
 
 
 ParameterSpec = Annotated[
-    OrdinalSpec | PowerOfTwoSpec | IntSpec | CategoricalSpec | BoolSpec | RealSpec, Field(discriminator="kind")
+    OrdinalSpec | PowerOfTwoSpec | IntSpec | CategoricalSpec | BoolSpec | RealSpec,
+    Field(discriminator="kind"),
 ]
 _PARAMS = TypeAdapter(list[ParameterSpec])
 
@@ -91,7 +92,11 @@ def format_validation_error(exc: ValidationError, where: str) -> str:
     lines = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in (where, *err["loc"]) if p != "")
-        got = f" (got {err['input']!r})" if "input" in err and not isinstance(err["input"], dict) else ""
+        got = (
+            f" (got {err['input']!r})"
+            if "input" in err and not isinstance(err["input"], dict)
+            else ""
+        )
         lines.append(f"{loc}: {err['msg']}{got}")
     return "; ".join(lines)
 
@@ -112,4 +117,9 @@ def space_from_spec(
         specs = _PARAMS.validate_python(list(parameters))
     except ValidationError as exc:
         raise ConfigError(format_validation_error(exc, "parameters")) from None
-    return Space([s.build() for s in specs], constraints=list(constraints), derived=dict(derived or {}), name=name)
+    return Space(
+        [s.build() for s in specs],
+        constraints=list(constraints),
+        derived=dict(derived or {}),
+        name=name,
+    )

@@ -52,8 +52,13 @@ def _connect(path: str | os.PathLike[str]) -> sqlite3.Connection:
     return conn
 
 
-def record_problem(path: str | os.PathLike[str], name: str, settings: Mapping[str, Any],
-                   section: Mapping[str, Any], optimum: float | None) -> None:
+def record_problem(
+    path: str | os.PathLike[str],
+    name: str,
+    settings: Mapping[str, Any],
+    section: Mapping[str, Any],
+    optimum: float | None,
+) -> None:
     """Insert or update the catalog row of a problem."""
     conn = _connect(path)
     try:
@@ -72,7 +77,9 @@ def problem_catalog(path: str | os.PathLike[str]) -> dict[tuple[str, str], Catal
         raise StorageError(f"journal {str(path)!r} does not exist")
     conn = _connect(path)
     try:
-        rows = conn.execute("SELECT problem, problem_settings, section, optimum FROM problem_catalog").fetchall()
+        rows = conn.execute(
+            "SELECT problem, problem_settings, section, optimum FROM problem_catalog"
+        ).fetchall()
     finally:
         conn.close()
     return {(r[0], r[1]): CatalogEntry(r[0], r[1], json.loads(r[2]), r[3]) for r in rows}

@@ -170,16 +170,27 @@ class Journal:
         existing = self.find_run(spec.key)
         if existing is not None:
             if budget is not None and budget != existing.budget:
-                self._conn.execute("UPDATE runs SET budget=?, status='running' WHERE id=?", (budget, existing.id))
+                self._conn.execute(
+                    "UPDATE runs SET budget=?, status='running' WHERE id=?", (budget, existing.id)
+                )
             return self.get_run(existing.id)
         try:
             self._conn.execute(
                 "INSERT INTO runs (key, problem, problem_settings, strategy, strategy_settings, seed, budget,"
                 " space, versions, host, started_at, label) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
-                    spec.key, spec.problem, _dumps(spec.problem_settings), spec.strategy,
-                    _dumps(spec.strategy_settings), spec.seed, budget, _dumps(spec.space),
-                    _dumps(package_versions()), socket.gethostname(), time.time(), spec.label,
+                    spec.key,
+                    spec.problem,
+                    _dumps(spec.problem_settings),
+                    spec.strategy,
+                    _dumps(spec.strategy_settings),
+                    spec.seed,
+                    budget,
+                    _dumps(spec.space),
+                    _dumps(package_versions()),
+                    socket.gethostname(),
+                    time.time(),
+                    spec.label,
                 ),
             )
         except sqlite3.IntegrityError:  # another process created it meanwhile
@@ -212,7 +223,9 @@ class Journal:
         return [self.get_run(i) for i in ids]
 
     def finish_run(self, run_id: int) -> None:
-        self._conn.execute("UPDATE runs SET status='finished', finished_at=? WHERE id=?", (time.time(), run_id))
+        self._conn.execute(
+            "UPDATE runs SET status='finished', finished_at=? WHERE id=?", (time.time(), run_id)
+        )
 
     # ---------------------------------------------------------------- trials
     def add_trial(self, run_id: int, trial: Trial) -> None:
@@ -237,8 +250,18 @@ class Journal:
     def _row(run_id: int, t: Trial) -> tuple[Any, ...]:
         m = t.measurement
         return (
-            run_id, t.number, _dumps(t.config), m.status.value, m.value, _dumps(list(m.samples)),
-            _dumps(dict(m.metrics)), m.error, _dumps(dict(t.info)), t.origin.value, t.started_at, t.duration_s,
+            run_id,
+            t.number,
+            _dumps(t.config),
+            m.status.value,
+            m.value,
+            _dumps(list(m.samples)),
+            _dumps(dict(m.metrics)),
+            m.error,
+            _dumps(dict(t.info)),
+            t.origin.value,
+            t.started_at,
+            t.duration_s,
         )
 
     def trials(self, run_id: int) -> list[Trial]:
@@ -252,7 +275,9 @@ class Journal:
             Trial(
                 number=r[0],
                 config=json.loads(r[1]),
-                measurement=Measurement(Status(r[2]), r[3], tuple(json.loads(r[4])), json.loads(r[5]), r[6]),
+                measurement=Measurement(
+                    Status(r[2]), r[3], tuple(json.loads(r[4])), json.loads(r[5]), r[6]
+                ),
                 info=json.loads(r[7]),
                 origin=Origin(r[8]),
                 started_at=r[9],
@@ -263,7 +288,9 @@ class Journal:
 
     def count_trials(self, run_id: int, origin: Origin | None = Origin.TUNER) -> int:
         if origin is None:
-            return self._conn.execute("SELECT COUNT(*) FROM trials WHERE run_id=?", (run_id,)).fetchone()[0]
+            return self._conn.execute(
+                "SELECT COUNT(*) FROM trials WHERE run_id=?", (run_id,)
+            ).fetchone()[0]
         return self._conn.execute(
             "SELECT COUNT(*) FROM trials WHERE run_id=? AND origin=?", (run_id, origin.value)
         ).fetchone()[0]

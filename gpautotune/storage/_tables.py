@@ -17,7 +17,19 @@ from gpautotune.trial import Origin, Trial
 
 __all__ = ["trials_frame", "export_table", "import_csv"]
 
-_FIXED = ["run_id", "problem", "strategy", "seed", "number", "origin", "status", "value", "duration_s", "started_at", "error"]
+_FIXED = [
+    "run_id",
+    "problem",
+    "strategy",
+    "seed",
+    "number",
+    "origin",
+    "status",
+    "value",
+    "duration_s",
+    "started_at",
+    "error",
+]
 
 
 def trials_frame(journal: Journal, run_id: int | None = None) -> pd.DataFrame:
@@ -33,13 +45,24 @@ def trials_frame(journal: Journal, run_id: int | None = None) -> pd.DataFrame:
         for t in journal.trials(run.id):
             m = t.measurement
             row = {
-                "run_id": run.id, "problem": run.problem, "strategy": run.strategy, "seed": run.seed,
-                "number": t.number, "origin": t.origin.value, "status": m.status.value, "value": m.value,
-                "duration_s": t.duration_s, "started_at": t.started_at, "error": m.error,
+                "run_id": run.id,
+                "problem": run.problem,
+                "strategy": run.strategy,
+                "seed": run.seed,
+                "number": t.number,
+                "origin": t.origin.value,
+                "status": m.status.value,
+                "value": m.value,
+                "duration_s": t.duration_s,
+                "started_at": t.started_at,
+                "error": m.error,
             }
             row.update({f"{k}": v for k, v in t.config.items() if k not in row})
-            row.update(samples=json.dumps(list(m.samples)), metrics=json.dumps(dict(m.metrics), default=str),
-                       info=json.dumps(dict(t.info), default=str))
+            row.update(
+                samples=json.dumps(list(m.samples)),
+                metrics=json.dumps(dict(m.metrics), default=str),
+                info=json.dumps(dict(t.info), default=str),
+            )
             rows.append(row)
     frame = pd.DataFrame(rows)
     if frame.empty:
@@ -61,7 +84,9 @@ def export_table(journal: Journal, path: str | os.PathLike[str], run_id: int | N
     return path
 
 
-def import_csv(path: str | os.PathLike[str], space: Space, *, objective: str = "value") -> list[Trial]:
+def import_csv(
+    path: str | os.PathLike[str], space: Space, *, objective: str = "value"
+) -> list[Trial]:
     """Earlier measurements as warm-start trials.
 
     The CSV has one column per parameter of ``space`` and an ``objective`` column; an
@@ -74,7 +99,9 @@ def import_csv(path: str | os.PathLike[str], space: Space, *, objective: str = "
     frame = pd.read_csv(path)
     missing = [c for c in [*space.names, objective] if c not in frame.columns]
     if missing:
-        raise ConfigError(f"warm-start file {str(path)!r} lacks columns {missing}; it has {list(frame.columns)}")
+        raise ConfigError(
+            f"warm-start file {str(path)!r} lacks columns {missing}; it has {list(frame.columns)}"
+        )
     trials = []
     for i, row in enumerate(frame.to_dict("records")):
         raw = {n: row[n] for n in space.names}
@@ -82,10 +109,18 @@ def import_csv(path: str | os.PathLike[str], space: Space, *, objective: str = "
             config = space.to_configs(space.to_index([raw]))[0]
         except SpaceError as exc:
             raise ConfigError(f"warm-start file {str(path)!r}, row {i + 2}: {exc}") from None
-        status = Status(row["status"]) if "status" in row and isinstance(row["status"], str) else Status.OK
+        status = (
+            Status(row["status"])
+            if "status" in row and isinstance(row["status"], str)
+            else Status.OK
+        )
         value = row[objective]
         if status is Status.OK and (value is None or not np.isfinite(float(value))):
             status = Status.RUN_ERROR
-        m = Measurement.success(float(value)) if status is Status.OK else Measurement.failure(status, "imported")
+        m = (
+            Measurement.success(float(value))
+            if status is Status.OK
+            else Measurement.failure(status, "imported")
+        )
         trials.append(Trial(number=i, config=config, measurement=m, origin=Origin.WARM_START))
     return trials

@@ -65,7 +65,11 @@ def fedorov(
     N = len(F)
     if n >= N:
         return np.arange(N)
-    P = np.empty((0, F.shape[1])) if prior is None else np.asarray(prior, dtype=float).reshape(-1, F.shape[1])
+    P = (
+        np.empty((0, F.shape[1]))
+        if prior is None
+        else np.asarray(prior, dtype=float).reshape(-1, F.shape[1])
+    )
     best, best_value = None, -np.inf
     for _ in range(max(1, restarts)):
         design = _exchange(F, P, rng.choice(N, size=n, replace=False), max_sweeps, tol)
@@ -75,7 +79,9 @@ def fedorov(
     return best
 
 
-def _exchange(F: np.ndarray, P: np.ndarray, design: np.ndarray, max_sweeps: int, tol: float) -> np.ndarray:
+def _exchange(
+    F: np.ndarray, P: np.ndarray, design: np.ndarray, max_sweeps: int, tol: float
+) -> np.ndarray:
     """Modified Fedorov sweeps from a starting design (rank-one updates of ``M^{-1}``)."""
     design = design.copy()
     in_design = np.zeros(len(F), dtype=bool)

@@ -58,7 +58,14 @@ class FactorFixing(StepwiseStrategy):
             designs) when the slice is too large to enumerate.
     """
 
-    def __init__(self, space: Space, *, seed: int | None = None, formula: str = "linear", candidates: int = 10_000) -> None:
+    def __init__(
+        self,
+        space: Space,
+        *,
+        seed: int | None = None,
+        formula: str = "linear",
+        candidates: int = 10_000,
+    ) -> None:
         if candidates < 1:
             raise ConfigError(f"{type(self).__name__}: candidates must be >= 1, got {candidates}")
         super().__init__(space, seed=seed)
@@ -84,12 +91,16 @@ class FactorFixing(StepwiseStrategy):
         inside = self.subspace.contains(index) if len(index) else np.zeros(0, dtype=bool)
         return index[inside], values[inside]
 
-    def fit(self, basis: Basis, *, quantile: float | None = None, transform: Transform = "none") -> LinearFit | None:
+    def fit(
+        self, basis: Basis, *, quantile: float | None = None, transform: Transform = "none"
+    ) -> LinearFit | None:
         """Fit ``basis`` to the slice's measurements (None with fewer than two of them)."""
         index, values = self.slice_data()
         if len(values) < 2:
             return None
-        return fit_linear(basis, basis(self.space.columns(index)), values, quantile=quantile, transform=transform)
+        return fit_linear(
+            basis, basis(self.space.columns(index)), values, quantile=quantile, transform=transform
+        )
 
     def predicted_best(self, model: LinearFit) -> np.ndarray | None:
         """The valid configuration of the slice with the lowest prediction."""
@@ -105,7 +116,14 @@ class FactorFixing(StepwiseStrategy):
         config = self.space.to_configs(best[None, :])[0]
         fixed = {n: config[n] for n in names}
         self.decisions.append(
-            Decision(self.step, points, model.basis.term_names, dict(model.pvalues), fixed, model.boxcox_lambda)
+            Decision(
+                self.step,
+                points,
+                model.basis.term_names,
+                dict(model.pvalues),
+                fixed,
+                model.boxcox_lambda,
+            )
         )
         _log.info("%s step %d: fixed %s (p-values %s)", self.name, self.step, fixed, model.pvalues)
         self.subspace = self.subspace.fix(positions)
@@ -117,7 +135,9 @@ class FactorFixing(StepwiseStrategy):
         rows = self.subspace.enumerate()
         if len(rows) == 0:
             return rows
-        fresh = np.fromiter((k not in self.history for k in self.keys(rows)), dtype=bool, count=len(rows))
+        fresh = np.fromiter(
+            (k not in self.history for k in self.keys(rows)), dtype=bool, count=len(rows)
+        )
         return rows[fresh]
 
     def slice_size(self) -> int | None:

@@ -11,7 +11,13 @@ from gpautotune.exceptions import ConfigError
 from gpautotune.space import Space
 from gpautotune.strategies._base import Strategy
 
-__all__ = ["register", "strategy_class", "make_strategy", "available_strategies", "strategy_options"]
+__all__ = [
+    "register",
+    "strategy_class",
+    "make_strategy",
+    "available_strategies",
+    "strategy_options",
+]
 
 _BUILTIN: dict[str, str] = {
     "random": "gpautotune.strategies.random_sample:RandomSampling",
@@ -59,7 +65,11 @@ def strategy_class(name: str) -> type[Strategy]:
 def strategy_options(name: str) -> dict[str, inspect.Parameter]:
     """The keyword options a strategy takes (beyond ``space`` and ``seed``)."""
     sig = inspect.signature(strategy_class(name).__init__)
-    return {k: p for k, p in sig.parameters.items() if k not in ("self", "space", "seed") and p.kind is p.KEYWORD_ONLY}
+    return {
+        k: p
+        for k, p in sig.parameters.items()
+        if k not in ("self", "space", "seed") and p.kind is p.KEYWORD_ONLY
+    }
 
 
 def make_strategy(name: str, space: Space, *, seed: int | None = None, **options: Any) -> Strategy:
@@ -67,7 +77,9 @@ def make_strategy(name: str, space: Space, *, seed: int | None = None, **options
     allowed = strategy_options(name)
     unknown = sorted(set(options) - set(allowed))
     if unknown:
-        raise ConfigError(f"strategy {name!r} has no option(s) {unknown}; allowed: {sorted(allowed)}")
+        raise ConfigError(
+            f"strategy {name!r} has no option(s) {unknown}; allowed: {sorted(allowed)}"
+        )
     try:
         return strategy_class(name)(space, seed=seed, **options)
     except (TypeError, ValueError) as exc:

@@ -75,7 +75,11 @@ class StepwiseStrategy(Strategy):
 
     def measured_history(self) -> tuple[np.ndarray, np.ndarray]:
         """Index rows and values of the history's successful measurements."""
-        pairs = [(row, self._values[k]) for k, row in self._history.items() if self._values.get(k) is not None]
+        pairs = [
+            (row, self._values[k])
+            for k, row in self._history.items()
+            if self._values.get(k) is not None
+        ]
         if not pairs:
             return np.empty((0, self.space.dims)), np.empty(0)
         return np.asarray([r for r, _ in pairs]), np.asarray([v for _, v in pairs], dtype=float)

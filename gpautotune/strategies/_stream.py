@@ -47,6 +47,8 @@ class StreamStrategy(Strategy):
             picked.append(take)
             need -= len(take)
             # Rows before the last one taken are seen now; those after it stay in order.
-            self._buffer = self._buffer[positions[-1] + 1:] if len(take) else self._buffer[len(window):]
+            self._buffer = (
+                self._buffer[positions[-1] + 1 :] if len(take) else self._buffer[len(window) :]
+            )
         index = np.concatenate(picked) if picked else np.empty((0, self.space.dims))
         return self.proposals(index, source=self.name)

@@ -93,12 +93,16 @@ class Subspace:
         shape = tuple(space.parameters[j].n_levels for j in free)
         flat = np.arange(int(self.raw_size))
         index = np.empty((len(flat), space.dims))
-        index[:, free] = np.stack(np.unravel_index(flat, shape), axis=1) if free else np.empty((len(flat), 0))
+        index[:, free] = (
+            np.stack(np.unravel_index(flat, shape), axis=1) if free else np.empty((len(flat), 0))
+        )
         for j, level in self.fixed.items():
             index[:, j] = level
         return index[space.valid_mask(index)]
 
-    def sample(self, n: int, rng: np.random.Generator, exclude: Collection[object] = ()) -> np.ndarray:
+    def sample(
+        self, n: int, rng: np.random.Generator, exclude: Collection[object] = ()
+    ) -> np.ndarray:
         """Up to ``n`` distinct valid configurations of the slice, uniformly at random,
         whose row keys are not in ``exclude`` (fewer when the slice has fewer)."""
         if n <= 0:
@@ -118,7 +122,9 @@ class Subspace:
         batch, drawn = max(256, 4 * n), 0
         while len(keys) < n and drawn < _MAX_RAW_DRAWS:
             raw = np.empty((batch, space.dims))
-            raw[:, free] = space.from_unit(_pad(rng.random((batch, len(free))), free, space.dims))[:, free]
+            raw[:, free] = space.from_unit(_pad(rng.random((batch, len(free))), free, space.dims))[
+                :, free
+            ]
             for j, level in self.fixed.items():
                 raw[:, j] = level
             raw = raw[space.valid_mask(raw)]

@@ -34,7 +34,13 @@ class SimulatedAnnealing(StepwiseStrategy):
     """
 
     def __init__(
-        self, space: Space, *, seed: int | None = None, temperature: float = 1.0, cooling: float = 0.95, radius: int = 1
+        self,
+        space: Space,
+        *,
+        seed: int | None = None,
+        temperature: float = 1.0,
+        cooling: float = 0.95,
+        radius: int = 1,
     ) -> None:
         if temperature <= 0 or not 0 < cooling <= 1 or radius < 1:
             raise ConfigError(
@@ -42,7 +48,11 @@ class SimulatedAnnealing(StepwiseStrategy):
                 f"temperature={temperature}, cooling={cooling}, radius={radius}"
             )
         super().__init__(space, seed=seed)
-        self.temperature, self.cooling, self.radius = float(temperature), float(cooling), int(radius)
+        self.temperature, self.cooling, self.radius = (
+            float(temperature),
+            float(cooling),
+            int(radius),
+        )
         self._current: np.ndarray | None = None
         self._candidate: np.ndarray | None = None
         self._steps = 0
@@ -56,8 +66,11 @@ class SimulatedAnnealing(StepwiseStrategy):
             self._candidate = None
         if self._current is None or self._current_value() is None:
             return self._restart()
-        fresh = [row for row in self.space.neighbor_index(self._current, self.radius)
-                 if self.keys(row[None, :])[0] not in self.history]
+        fresh = [
+            row
+            for row in self.space.neighbor_index(self._current, self.radius)
+            if self.keys(row[None, :])[0] not in self.history
+        ]
         if not fresh:
             return self._restart()
         self._candidate = fresh[int(self.rng.integers(len(fresh)))]
@@ -80,7 +93,9 @@ class SimulatedAnnealing(StepwiseStrategy):
         if new is None or old is None:
             return
         _, values = self.measured_history()
-        scale = float(np.std(values)) if len(values) > 1 and np.std(values) > 0 else max(abs(old), 1.0)
+        scale = (
+            float(np.std(values)) if len(values) > 1 and np.std(values) > 0 else max(abs(old), 1.0)
+        )
         temperature = self.temperature * self.cooling**self._steps
         delta = (new - old) / scale
         if delta <= 0 or self.rng.random() < math.exp(-delta / max(temperature, 1e-300)):

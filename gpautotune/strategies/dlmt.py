@@ -82,9 +82,18 @@ class DLMT(FactorFixing):
                 f"{significance}, {design_factor}, {restarts}"
             )
         if transform not in get_args(Transform):
-            raise ConfigError(f"dlmt: transform must be one of {get_args(Transform)}, got {transform!r}")
-        if any(int(d) < 1 for d in designs) or (max_steps is not None and max_steps < 1) or augment < 0 or (max_fix is not None and max_fix < 1):
-            raise ConfigError(f"dlmt: design sizes and max_steps must be >= 1, augment >= 0; got {list(designs)}, {max_steps}, {augment}")
+            raise ConfigError(
+                f"dlmt: transform must be one of {get_args(Transform)}, got {transform!r}"
+            )
+        if (
+            any(int(d) < 1 for d in designs)
+            or (max_steps is not None and max_steps < 1)
+            or augment < 0
+            or (max_fix is not None and max_fix < 1)
+        ):
+            raise ConfigError(
+                f"dlmt: design sizes and max_steps must be >= 1, augment >= 0; got {list(designs)}, {max_steps}, {augment}"
+            )
         super().__init__(space, seed=seed, formula=formula, candidates=candidates)
         self.significance, self.design_factor = float(significance), float(design_factor)
         self.designs = [int(d) for d in designs]
@@ -97,9 +106,19 @@ class DLMT(FactorFixing):
         self._measuring = False
 
     def settings(self) -> dict[str, Any]:
-        return {"formula": self.formula, "significance": self.significance, "designs": self.designs,
-                "design_factor": self.design_factor, "transform": self.transform,
-                "max_steps": self.max_steps, "fix": self.fix_spec, "augment": self.augment, "max_fix": self.max_fix, "restarts": self.restarts, "candidates": self.candidates}
+        return {
+            "formula": self.formula,
+            "significance": self.significance,
+            "designs": self.designs,
+            "design_factor": self.design_factor,
+            "transform": self.transform,
+            "max_steps": self.max_steps,
+            "fix": self.fix_spec,
+            "augment": self.augment,
+            "max_fix": self.max_fix,
+            "restarts": self.restarts,
+            "candidates": self.candidates,
+        }
 
     def _step(self) -> np.ndarray | None:
         if self.phase == "final":
@@ -131,8 +150,16 @@ class DLMT(FactorFixing):
             self._retries = 0
             self.fix(significant, best, model, len(self.slice_data()[1]))
         else:
-            self.decisions.append(Decision(self.step, len(self.slice_data()[1]), model.basis.term_names,
-                                           dict(model.pvalues), {}, model.boxcox_lambda))
+            self.decisions.append(
+                Decision(
+                    self.step,
+                    len(self.slice_data()[1]),
+                    model.basis.term_names,
+                    dict(model.pvalues),
+                    {},
+                    model.boxcox_lambda,
+                )
+            )
             if self._retries < self.augment and not last and self._unmeasured_left():
                 self._retries += 1
                 return None
@@ -147,7 +174,11 @@ class DLMT(FactorFixing):
     def _design(self) -> np.ndarray | None:
         """A D-optimal set of new points of the slice, augmenting the slice's measurements."""
         pool = self.subspace.candidates(self.candidates, self.rng)
-        pool = pool[np.fromiter((k not in self.history for k in self.keys(pool)), dtype=bool, count=len(pool))]
+        pool = pool[
+            np.fromiter(
+                (k not in self.history for k in self.keys(pool)), dtype=bool, count=len(pool)
+            )
+        ]
         if len(pool) > self.candidates:
             pool = pool[self.rng.choice(len(pool), self.candidates, replace=False)]
         self._measuring = True
@@ -158,10 +189,18 @@ class DLMT(FactorFixing):
         kept = estimable_columns(H)
         centre, scale = H[:, kept].mean(axis=0), H[:, kept].std(axis=0)
         measured, _ = self.slice_data()
-        prior = (basis(self.space.columns(measured))[:, kept] - centre) / scale if len(measured) else None
+        prior = (
+            (basis(self.space.columns(measured))[:, kept] - centre) / scale
+            if len(measured)
+            else None
+        )
         F = np.column_stack([np.ones(len(pool)), (H[:, kept] - centre) / scale])
         if prior is not None:
             prior = np.column_stack([np.ones(len(prior)), prior])
-        size = self.designs[self.step] if self.step < len(self.designs) else math.ceil(self.design_factor * F.shape[1])
+        size = (
+            self.designs[self.step]
+            if self.step < len(self.designs)
+            else math.ceil(self.design_factor * F.shape[1])
+        )
         chosen = fedorov(F, size, self.rng, prior=prior, restarts=self.restarts)
         return pool[np.sort(chosen)]

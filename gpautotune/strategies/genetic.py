@@ -54,14 +54,22 @@ class GeneticAlgorithm(StepwiseStrategy):
                 f"got population={population}, mutation={mutation}, elitism={elitism}"
             )
         super().__init__(space, seed=seed)
-        self.population, self.mutation, self.elitism = int(population), float(mutation), int(elitism)
+        self.population, self.mutation, self.elitism = (
+            int(population),
+            float(mutation),
+            int(elitism),
+        )
         self.twin_removal = bool(twin_removal)
         self.generation = -1
         self._members: np.ndarray | None = None
 
     def settings(self) -> dict[str, object]:
-        return {"population": self.population, "mutation": self.mutation, "elitism": self.elitism,
-                "twin_removal": self.twin_removal}
+        return {
+            "population": self.population,
+            "mutation": self.mutation,
+            "elitism": self.elitism,
+            "twin_removal": self.twin_removal,
+        }
 
     def _info(self) -> dict[str, object]:
         return {"generation": self.generation}
@@ -97,7 +105,9 @@ class GeneticAlgorithm(StepwiseStrategy):
             children.append(child)
         return np.asarray(children).reshape(-1, self.space.dims)
 
-    def _child(self, members: np.ndarray, fitness: np.ndarray, taken: set[object]) -> np.ndarray | None:
+    def _child(
+        self, members: np.ndarray, fitness: np.ndarray, taken: set[object]
+    ) -> np.ndarray | None:
         for _ in range(_TRIES):
             a, b = self._tournament(fitness), self._tournament(fitness)
             genes = np.where(self.rng.random(self.space.dims) < 0.5, members[a], members[b])

@@ -146,7 +146,9 @@ class GPRStrategy(Strategy):
         if fresh_every < 1:
             raise ConfigError(f"fresh_every must be >= 1, got {fresh_every}")
         if lengthscale_max is not None and lengthscale_max <= 0.05:
-            raise ConfigError(f"lengthscale_max must be above 0.05 (unit-box units), got {lengthscale_max}")
+            raise ConfigError(
+                f"lengthscale_max must be above 0.05 (unit-box units), got {lengthscale_max}"
+            )
         if n_init is not None and n_init < 1:
             raise ConfigError(f"n_init must be >= 1, got {n_init}")
         if stall is not None and stall < 1:
@@ -157,28 +159,60 @@ class GPRStrategy(Strategy):
             raise ConfigError(f"escape must be lcb, poll or rotate, not {escape!r}")
         self.stall, self.stall_kappa, self.escape = stall, float(stall_kappa), escape
         self.n_init = n_init if n_init is not None else max(10, 2 * space.dims)
-        self.init_method, self.acquisition, self.kappa, self.feasibility = init_method, acquisition, kappa, feasibility
+        self.init_method, self.acquisition, self.kappa, self.feasibility = (
+            init_method,
+            acquisition,
+            kappa,
+            feasibility,
+        )
         self.trend = trend
         self.extra_inputs = tuple(space.model_inputs if extra_inputs is None else extra_inputs)
         unknown = [e for e in self.extra_inputs if e not in space.describe()["derived"]]
         if unknown:
-            raise ConfigError(f"extra_inputs {unknown} are not derived quantities of the space; "
-                              f"derived: {sorted(space.describe()['derived'])}")
+            raise ConfigError(
+                f"extra_inputs {unknown} are not derived quantities of the space; "
+                f"derived: {sorted(space.describe()['derived'])}"
+            )
         self.basis = build_basis(trend, space, inputs=self.extra_inputs)
-        self.gp_settings = GPSettings(kernel=kernel, lengthscale_prior=lengthscale_prior, noise=noise,
-                                      log_transform=log_transform, output_warp=output_warp, restarts=restarts,
-                                      fresh_every=fresh_every, lengthscale_max=lengthscale_max)
-        self.pool_settings = PoolSettings(exhaustive_limit=exhaustive_limit, sample_size=sample_size, n_best=n_best,
-                                          radius=radius, perturbations=perturbations, backlog=backlog)
-        self.gp = GPSurrogate(self.gp_settings, space.dims + len(self.extra_inputs), len(self.basis))
+        self.gp_settings = GPSettings(
+            kernel=kernel,
+            lengthscale_prior=lengthscale_prior,
+            noise=noise,
+            log_transform=log_transform,
+            output_warp=output_warp,
+            restarts=restarts,
+            fresh_every=fresh_every,
+            lengthscale_max=lengthscale_max,
+        )
+        self.pool_settings = PoolSettings(
+            exhaustive_limit=exhaustive_limit,
+            sample_size=sample_size,
+            n_best=n_best,
+            radius=radius,
+            perturbations=perturbations,
+            backlog=backlog,
+        )
+        self.gp = GPSurrogate(
+            self.gp_settings, space.dims + len(self.extra_inputs), len(self.basis)
+        )
         self.pool = CandidatePool(space, self.pool_settings, seed)
         self._design: np.ndarray | None = None
-        reference = self.pool._all if self.pool.exhaustive else sample_index(space, 1024, seed=self.seed, max_raw=POOL_MAX_RAW, strict=False)
+        reference = (
+            self.pool._all
+            if self.pool.exhaustive
+            else sample_index(space, 1024, seed=self.seed, max_raw=POOL_MAX_RAW, strict=False)
+        )
         cols = space.columns(reference)
         h = self.basis(cols)
         self._h_mean = h.mean(axis=0) if len(h) else np.zeros(len(self.basis))
-        self._h_scale = np.where(h.std(axis=0) > 0, h.std(axis=0), 1.0) if len(h) else np.ones(len(self.basis))
-        e = np.column_stack([cols[n] for n in self.extra_inputs]) if self.extra_inputs else np.zeros((1, 0))
+        self._h_scale = (
+            np.where(h.std(axis=0) > 0, h.std(axis=0), 1.0) if len(h) else np.ones(len(self.basis))
+        )
+        e = (
+            np.column_stack([cols[n] for n in self.extra_inputs])
+            if self.extra_inputs
+            else np.zeros((1, 0))
+        )
         self._e_low = e.min(axis=0)
         self._e_span = np.where(np.ptp(e, axis=0) > 0, np.ptp(e, axis=0), 1.0)
         self.screen, self.screening = screen, None
@@ -189,16 +223,43 @@ class GPRStrategy(Strategy):
 
     def settings(self) -> dict[str, Any]:
         return {
-            "n_init": self.n_init, "init_method": self.init_method, "trend": self.trend,
-            "acquisition": self.acquisition, "kappa": self.kappa, "feasibility": self.feasibility,
+            "n_init": self.n_init,
+            "init_method": self.init_method,
+            "trend": self.trend,
+            "acquisition": self.acquisition,
+            "kappa": self.kappa,
+            "feasibility": self.feasibility,
             "extra_inputs": list(self.extra_inputs),
-            **{k: getattr(self.gp_settings, k) for k in ("kernel", "lengthscale_prior", "noise", "log_transform", "output_warp",
-                                                         "restarts", "fresh_every", "lengthscale_max")},
-            **{k: getattr(self.pool_settings, k) for k in ("exhaustive_limit", "sample_size", "n_best", "radius",
-                                                           "perturbations", "backlog")},
+            **{
+                k: getattr(self.gp_settings, k)
+                for k in (
+                    "kernel",
+                    "lengthscale_prior",
+                    "noise",
+                    "log_transform",
+                    "output_warp",
+                    "restarts",
+                    "fresh_every",
+                    "lengthscale_max",
+                )
+            },
+            **{
+                k: getattr(self.pool_settings, k)
+                for k in (
+                    "exhaustive_limit",
+                    "sample_size",
+                    "n_best",
+                    "radius",
+                    "perturbations",
+                    "backlog",
+                )
+            },
             **({"screen": self.screen} if self.screen is not None else {}),
-            **({"stall": self.stall, "stall_kappa": self.stall_kappa, "escape": self.escape}
-               if self.stall is not None else {}),
+            **(
+                {"stall": self.stall, "stall_kappa": self.stall_kappa, "escape": self.escape}
+                if self.stall is not None
+                else {}
+            ),
         }
 
     # ------------------------------------------------------------ features
@@ -225,21 +286,32 @@ class GPRStrategy(Strategy):
         if len(ok) < 2:
             return self._space_filling(n, reason="fewer than 2 successful measurements")
         try:
-            return self._model_step(n, ok) if self.screening is None else self.screening.step(self, n, ok)
+            return (
+                self._model_step(n, ok)
+                if self.screening is None
+                else self.screening.step(self, n, ok)
+            )
         except SurrogateError as exc:
             _log.warning("GPR falls back to space filling: %s", exc)
             return self._space_filling(n, reason=str(exc))
 
     def _initial(self, n: int) -> np.ndarray:
         if self._design is None:
-            self._design = sample_index(self.space, self.n_init, method=self.init_method, seed=self.seed)
+            self._design = sample_index(
+                self.space, self.n_init, method=self.init_method, seed=self.seed
+            )
         fresh = self._design[~self.is_seen(self._design)]
         return fresh[:n]
 
     def _space_filling(self, n: int, reason: str) -> list[Proposal]:
         step = len(self.trials)
-        rows = sample_index(self.space, min(4 * n + len(self.trials) + 16, 1 << 16), seed=(self.seed or 0) + step,
-                            max_raw=POOL_MAX_RAW, strict=False)
+        rows = sample_index(
+            self.space,
+            min(4 * n + len(self.trials) + 16, 1 << 16),
+            seed=(self.seed or 0) + step,
+            max_raw=POOL_MAX_RAW,
+            strict=False,
+        )
         rows = rows[~self.is_seen(rows)][:n]
         return self.proposals(rows, source="fallback", fallback=reason)
 
@@ -277,7 +349,11 @@ class GPRStrategy(Strategy):
                 return self._weight(score_candidates(acqf, self.features(r)), r, feasible, kind)
 
             if q == 0:
-                poll = self._poll_set(ok) if escape and self.escape != "lcb" else np.empty((0, self.space.dims))
+                poll = (
+                    self._poll_set(ok)
+                    if escape and self.escape != "lcb"
+                    else np.empty((0, self.space.dims))
+                )
                 if len(poll):
                     rows, scores, sources = poll, scorer(poll), np.full(len(poll), "poll")
                 else:  # the regular pool, or an escape with every poll move measured
@@ -289,8 +365,13 @@ class GPRStrategy(Strategy):
                 break
             best = int(np.argmax(scores))
             picked.append(best)
-            picked_info.append({"best_acq": float(scores[best]), "picked_from": str(sources[best]),
-                                **({"stall_escape": True} if escape and q == 0 else {})})
+            picked_info.append(
+                {
+                    "best_acq": float(scores[best]),
+                    "picked_from": str(sources[best]),
+                    **({"stall_escape": True} if escape and q == 0 else {}),
+                }
+            )
             if q + 1 < n:  # kriging believer: condition on the pick at its posterior mean
                 x = torch.as_tensor(self.features(rows[best][None, :]), dtype=torch.float64)
                 with torch.no_grad():
@@ -300,14 +381,26 @@ class GPRStrategy(Strategy):
         if not escape:  # an escape step's LCB scores say nothing of the backlog's EI
             self.pool.keep_backlog(rows, scores, np.array(picked, dtype=int))
         acq_s = time.perf_counter() - t0
-        counts = {str(k): int(v) for k, v in zip(*np.unique(sources, return_counts=True), strict=True)} if len(rows) else {}
+        counts = (
+            {str(k): int(v) for k, v in zip(*np.unique(sources, return_counts=True), strict=True)}
+            if len(rows)
+            else {}
+        )
         common = {
-            "source": "model", "fit_s": round(report.seconds, 4), "acq_s": round(acq_s, 4), "fit_fallback": report.fallback,
-            "lengthscales": report.lengthscales, "trend": report.trend, "noise": report.noise, "pool": counts,
+            "source": "model",
+            "fit_s": round(report.seconds, 4),
+            "acq_s": round(acq_s, 4),
+            "fit_fallback": report.fallback,
+            "lengthscales": report.lengthscales,
+            "trend": report.trend,
+            "noise": report.noise,
+            "pool": counts,
             "n_train": len(y),
         }
         configs = self.space.to_configs(rows[picked]) if picked else []
-        return [Proposal(c, {**common, **info}) for c, info in zip(configs, picked_info, strict=True)]
+        return [
+            Proposal(c, {**common, **info}) for c, info in zip(configs, picked_info, strict=True)
+        ]
 
     # ---------------------------------------------------------- feasibility
     def _feasibility_model(self) -> Any:
@@ -354,13 +447,15 @@ class GPRStrategy(Strategy):
         along = np.argmax(moves != row, axis=1)  # the one parameter each move changes
         since = next((i for i, t in enumerate(self.trials) if t is best), len(self.trials))
         polled = np.zeros(moves.shape[1], dtype=int)
-        for t in self.trials[since + 1:]:
+        for t in self.trials[since + 1 :]:
             if t.info.get("stall_escape"):
                 changed = np.flatnonzero(self.space.to_index([t.config])[0] != row)
                 polled[changed] += len(changed) == 1
         return moves[polled[along] == polled[along].min()]
 
-    def _weight(self, scores: np.ndarray, rows: np.ndarray, feasible: Any, kind: Acquisition) -> np.ndarray:
+    def _weight(
+        self, scores: np.ndarray, rows: np.ndarray, feasible: Any, kind: Acquisition
+    ) -> np.ndarray:
         """EI x P(success) (in log space for logei and pi); for LCB, which is no
         probability-weighted quantity, candidates more likely to fail than not are dropped."""
         if feasible is None:

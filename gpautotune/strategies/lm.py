@@ -65,9 +65,13 @@ class LinearModelSearch(FactorFixing):
         super().__init__(space, seed=seed, formula=formula, candidates=candidates)
         samples, fix = list(samples), list(fix)
         if not samples or len(samples) != len(fix):
-            raise ConfigError(f"{self.name}: samples and fix need the same, non-zero length; got {samples} and {fix}")
+            raise ConfigError(
+                f"{self.name}: samples and fix need the same, non-zero length; got {samples} and {fix}"
+            )
         if any(int(s) < 1 for s in samples) or enumerate_last < 0:
-            raise ConfigError(f"{self.name}: samples must be >= 1 and enumerate_last >= 0; got {samples}, {enumerate_last}")
+            raise ConfigError(
+                f"{self.name}: samples must be >= 1 and enumerate_last >= 0; got {samples}, {enumerate_last}"
+            )
         self.samples = [int(s) for s in samples]
         self.fix_rules: list[int | Basis] = [self._rule(r) for r in fix]
         self.fix_spec = [r if isinstance(r, str) else int(r) for r in fix]
@@ -78,12 +82,20 @@ class LinearModelSearch(FactorFixing):
         if isinstance(rule, str):
             return build_basis(rule, self.space)
         if isinstance(rule, bool) or int(rule) < 0:
-            raise ConfigError(f"{self.name}: a fix entry is a count >= 0 or a formula, got {rule!r}")
+            raise ConfigError(
+                f"{self.name}: a fix entry is a count >= 0 or a formula, got {rule!r}"
+            )
         return int(rule)
 
     def settings(self) -> dict[str, Any]:
-        return {"formula": self.formula, "samples": self.samples, "fix": self.fix_spec,
-                "enumerate_last": self.enumerate_last, "candidates": self.candidates, "quantile": self.quantile}
+        return {
+            "formula": self.formula,
+            "samples": self.samples,
+            "fix": self.fix_spec,
+            "enumerate_last": self.enumerate_last,
+            "candidates": self.candidates,
+            "quantile": self.quantile,
+        }
 
     def _step(self) -> np.ndarray | None:
         if self.phase == "final":
@@ -98,7 +110,9 @@ class LinearModelSearch(FactorFixing):
         size = self.samples[min(self.step, len(self.samples) - 1)]
         fresh = self.unexplored()
         past_schedule = self.step >= len(self.samples)
-        if fresh is not None and (len(fresh) <= size or (past_schedule and len(fresh) <= self.enumerate_last)):
+        if fresh is not None and (
+            len(fresh) <= size or (past_schedule and len(fresh) <= self.enumerate_last)
+        ):
             self.phase = "final"
             return fresh
         rows = self.subspace.sample(size, self.rng, exclude=self.history)

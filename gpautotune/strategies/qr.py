@@ -40,5 +40,12 @@ class QuantileRegressionSearch(LinearModelSearch):
         if not 0.0 < quantile < 1.0:
             raise ConfigError(f"qr: quantile must lie in (0, 1), got {quantile}")
         self.quantile = float(quantile)
-        super().__init__(space, seed=seed, formula=formula, samples=samples, fix=fix,
-                         enumerate_last=enumerate_last, candidates=candidates)
+        super().__init__(
+            space,
+            seed=seed,
+            formula=formula,
+            samples=samples,
+            fix=fix,
+            enumerate_last=enumerate_last,
+            candidates=candidates,
+        )

@@ -57,7 +57,13 @@ class TwoStage(StepwiseStrategy):
         hidden: int = 50,
         candidates: int = 20_000,
     ) -> None:
-        if samples < 3 or not 0 < threshold < 1 or model not in ("mlp", "gp") or ensemble < 2 or hidden < 1:
+        if (
+            samples < 3
+            or not 0 < threshold < 1
+            or model not in ("mlp", "gp")
+            or ensemble < 2
+            or hidden < 1
+        ):
             raise ConfigError(
                 "two-stage: need samples >= 3, 0 < threshold < 1, model 'mlp' or 'gp', ensemble >= 2, "
                 f"hidden >= 1; got {samples}, {threshold}, {model!r}, {ensemble}, {hidden}"
@@ -73,8 +79,14 @@ class TwoStage(StepwiseStrategy):
         self.stage = 1
 
     def settings(self) -> dict[str, Any]:
-        return {"samples": self.samples, "threshold": self.threshold, "model": self.model,
-                "ensemble": self.ensemble, "hidden": self.hidden, "candidates": self.candidates}
+        return {
+            "samples": self.samples,
+            "threshold": self.threshold,
+            "model": self.model,
+            "ensemble": self.ensemble,
+            "hidden": self.hidden,
+            "candidates": self.candidates,
+        }
 
     def _info(self) -> dict[str, Any]:
         return {"stage": self.stage}
@@ -120,13 +132,23 @@ class TwoStage(StepwiseStrategy):
             from sklearn.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
             from sklearn.neural_network import MLPRegressor
         except ImportError:  # pragma: no cover - depends on the environment
-            raise ConfigError("two-stage needs scikit-learn: pip install 'gpautotune[quantization]'") from None
+            raise ConfigError(
+                "two-stage needs scikit-learn: pip install 'gpautotune[quantization]'"
+            ) from None
         centre, scale = float(y.mean()), float(y.std()) or 1.0
         state = int(self.rng.integers(2**31))
         if self.model == "mlp":
-            net = MLPRegressor(hidden_layer_sizes=(self.hidden,), activation="logistic", solver="lbfgs", max_iter=2000, random_state=state)
+            net = MLPRegressor(
+                hidden_layer_sizes=(self.hidden,),
+                activation="logistic",
+                solver="lbfgs",
+                max_iter=2000,
+                random_state=state,
+            )
         else:
-            kernel = ConstantKernel() * Matern(nu=2.5, length_scale=np.ones(X.shape[1])) + WhiteKernel(1e-2)
+            kernel = ConstantKernel() * Matern(
+                nu=2.5, length_scale=np.ones(X.shape[1])
+            ) + WhiteKernel(1e-2)
             net = GaussianProcessRegressor(kernel, normalize_y=False, random_state=state)
         net.fit(X, (y - centre) / scale)
         return lambda Z: net.predict(Z) * scale + centre
@@ -134,7 +156,9 @@ class TwoStage(StepwiseStrategy):
     def _pool(self) -> np.ndarray:
         sub = Subspace(self.space)
         pool = sub.enumerate() if sub.enumerable else sub.sample(self.candidates, self.rng)
-        fresh = np.fromiter((k not in self.history for k in self.keys(pool)), dtype=bool, count=len(pool))
+        fresh = np.fromiter(
+            (k not in self.history for k in self.keys(pool)), dtype=bool, count=len(pool)
+        )
         return pool[fresh]
 
     # ----------------------------------------------------------- stage two

@@ -121,7 +121,9 @@ def build_basis(formula: str, space: Space, inputs: Collection[str] = ()) -> Bas
     try:
         tree = ast.parse(text, mode="eval").body
     except SyntaxError:
-        raise ConfigError(f"cannot parse model formula {formula!r}; write terms joined by '+'") from None
+        raise ConfigError(
+            f"cannot parse model formula {formula!r}; write terms joined by '+'"
+        ) from None
     unknown = [n for n in inputs if n not in space.describe()["derived"]]
     if unknown:
         raise ConfigError(f"model inputs {unknown} are not derived quantities of the space")
@@ -156,12 +158,18 @@ def _summands(node: ast.expr) -> list[ast.expr]:
 def _expand(node: ast.expr, formula: str, space: Space) -> list[Term]:
     if isinstance(node, ast.Name) and node.id in SHORTCUTS:
         return _shortcut(node.id, space)
-    if isinstance(node, ast.Name) and node.id in space.names and isinstance(space[node.id], Categorical):
+    if (
+        isinstance(node, ast.Name)
+        and node.id in space.names
+        and isinstance(space[node.id], Categorical)
+    ):
         return _dummies(node.id, space)
     factors = _factors(node, formula, space)
     parameters = tuple(dict.fromkeys(name for name, _ in factors))
     canonical = "*".join(text for _, text in factors)
-    expression = compile_expression(" * ".join(_python(t) for _, t in factors), (*space.names, *space.inputs))
+    expression = compile_expression(
+        " * ".join(_python(t) for _, t in factors), (*space.names, *space.inputs)
+    )
     return [Term(canonical, parameters, expression)]
 
 
@@ -174,21 +182,44 @@ def _factors(node: ast.expr, formula: str, space: Space) -> list[tuple[str, str]
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
         # Python reads a*1/b as (a*1)/b: the factors of the left side, then 1/b.
         name = _name_of(node.right, formula)
-        _check_levels(space, _parameter(name, formula, space, "1/x"), "1/x", lambda v: v != 0, "non-zero levels")
+        _check_levels(
+            space,
+            _parameter(name, formula, space, "1/x"),
+            "1/x",
+            lambda v: v != 0,
+            "non-zero levels",
+        )
         left = node.left
-        if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mult) and _is_number(left.right, 1):
+        if (
+            isinstance(left, ast.BinOp)
+            and isinstance(left.op, ast.Mult)
+            and _is_number(left.right, 1)
+        ):
             left = left.left
         head = [] if _is_number(left, 1) else _factors(left, formula, space)
         return head + [(name, f"1/{name}")]
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "log2" and len(node.args) == 1:
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "log2"
+        and len(node.args) == 1
+    ):
         name = _name_of(node.args[0], formula)
-        _check_levels(space, _parameter(name, formula, space, "log2(x)"), "log2(x)", lambda v: v > 0, "positive levels")
+        _check_levels(
+            space,
+            _parameter(name, formula, space, "log2(x)"),
+            "log2(x)",
+            lambda v: v > 0,
+            "positive levels",
+        )
         return [(name, f"log2({name})")]
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
         name = _name_of(node.left, formula)
         power = node.right.value if isinstance(node.right, ast.Constant) else None
         if not isinstance(power, int) or isinstance(power, bool) or power < 2:
-            raise ConfigError(f"in model formula {formula!r}: a power must be an integer >= 2, as in {name}^2")
+            raise ConfigError(
+                f"in model formula {formula!r}: a power must be an integer >= 2, as in {name}^2"
+            )
         _parameter(name, formula, space, "x^k")
         return [(name, f"{name}^{power}")]
     raise ConfigError(
@@ -198,12 +229,16 @@ def _factors(node: ast.expr, formula: str, space: Space) -> list[tuple[str, str]
 
 
 def _is_number(node: ast.expr, value: float) -> bool:
-    return isinstance(node, ast.Constant) and not isinstance(node.value, bool) and node.value == value
+    return (
+        isinstance(node, ast.Constant) and not isinstance(node.value, bool) and node.value == value
+    )
 
 
 def _name_of(node: ast.expr, formula: str) -> str:
     if not isinstance(node, ast.Name):
-        raise ConfigError(f"in model formula {formula!r}: {ast.unparse(node)!r} must be a parameter name")
+        raise ConfigError(
+            f"in model formula {formula!r}: {ast.unparse(node)!r} must be a parameter name"
+        )
     return node.id
 
 
@@ -212,7 +247,9 @@ def _parameter(name: str, formula: str, space: Space, form: str) -> str:
     inputs = space.inputs
     if name in inputs and name not in space.names:
         if form != "x":
-            raise ConfigError(f"model formula {formula!r}: the derived input {name!r} can only enter as itself, not {form}")
+            raise ConfigError(
+                f"model formula {formula!r}: the derived input {name!r} can only enter as itself, not {form}"
+            )
         return name
     if name not in space.names:
         known = list(space.names) + list(inputs)
@@ -227,7 +264,9 @@ def _parameter(name: str, formula: str, space: Space, form: str) -> str:
     return name
 
 
-def _check_levels(space: Space, name: str, form: str, ok: Callable[[np.ndarray], np.ndarray], rule: str) -> None:
+def _check_levels(
+    space: Space, name: str, form: str, ok: Callable[[np.ndarray], np.ndarray], rule: str
+) -> None:
     """Raise unless ``ok`` holds for every value the parameter can take."""
     param = space[name]
     if param.is_discrete:
@@ -245,7 +284,9 @@ def _python(text: str) -> str:
 
 
 def _dummies(name: str, space: Space) -> list[Term]:
-    return [Term(f"{name}[{level}]", (name,), None, level=level) for level in space[name].levels[1:]]
+    return [
+        Term(f"{name}[{level}]", (name,), None, level=level) for level in space[name].levels[1:]
+    ]
 
 
 def _shortcut(word: str, space: Space) -> list[Term]:
@@ -260,5 +301,9 @@ def _shortcut(word: str, space: Space) -> list[Term]:
     if word == "quadratic":
         for p in space.parameters:
             if not isinstance(p, Categorical) and (not p.is_discrete or p.n_levels > 2):
-                terms.append(Term(f"{p.name}^2", (p.name,), compile_expression(f"{p.name} ** 2", space.names)))
+                terms.append(
+                    Term(
+                        f"{p.name}^2", (p.name,), compile_expression(f"{p.name} ** 2", space.names)
+                    )
+                )
     return terms

@@ -160,9 +160,17 @@ class GPSurrogate:
         else:
             start = min(float(prior.mode), 0.5 * s.lengthscale_max)
             constraint = Interval(2.5e-2, s.lengthscale_max, initial_value=start)
-        common = dict(ard_num_dims=d, active_dims=tuple(range(d)), lengthscale_prior=prior,
-                      lengthscale_constraint=constraint)
-        base = RBFKernel(**common) if s.kernel == "rbf" else MaternKernel(nu=2.5 if s.kernel == "matern52" else 1.5, **common)
+        common = dict(
+            ard_num_dims=d,
+            active_dims=tuple(range(d)),
+            lengthscale_prior=prior,
+            lengthscale_constraint=constraint,
+        )
+        base = (
+            RBFKernel(**common)
+            if s.kernel == "rbf"
+            else MaternKernel(nu=2.5 if s.kernel == "matern52" else 1.5, **common)
+        )
         covar = ScaleKernel(base, outputscale_prior=GammaPrior(2.0, 0.15))
         if s.noise == "learned":
             likelihood = GaussianLikelihood(
@@ -170,11 +178,20 @@ class GPSurrogate:
                 noise_constraint=GreaterThan(s.noise_floor, transform=None, initial_value=1e-3),
             )
         else:
-            likelihood = FixedNoiseGaussianLikelihood(noise=torch.full((len(Y),), float(s.noise), dtype=X.dtype))
+            likelihood = FixedNoiseGaussianLikelihood(
+                noise=torch.full((len(Y),), float(s.noise), dtype=X.dtype)
+            )
         mean = TrendMean(d, self.k, s.trend_prior_scale)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return SingleTaskGP(X, Y, likelihood=likelihood, covar_module=covar, mean_module=mean, outcome_transform=None)
+            return SingleTaskGP(
+                X,
+                Y,
+                likelihood=likelihood,
+                covar_module=covar,
+                mean_module=mean,
+                outcome_transform=None,
+            )
 
     # ------------------------------------------------------------------- fit
     def fit(self, X: np.ndarray, y: np.ndarray, *, seed: int = 0) -> FitReport:
@@ -190,7 +207,9 @@ class GPSurrogate:
         # Warm start from the previous step alone; fresh starts (default and prior draws)
         # on the first fit and every `fresh_every` fits, to escape a poor local optimum.
         fresh = self._state is None or self._fits % self.settings.fresh_every == 0
-        starts: list[dict[str, torch.Tensor] | None | str] = [] if self._state is None else [self._state]
+        starts: list[dict[str, torch.Tensor] | None | str] = (
+            [] if self._state is None else [self._state]
+        )
         if fresh:
             starts += [None] + ["prior"] * self.settings.restarts
         self._fits += 1
@@ -200,17 +219,26 @@ class GPSurrogate:
             try:
                 model, value = self._fit_from(Xt, Yt, start)
             except Exception as exc:  # noqa: BLE001 - numerical failures of any kind
-                _log.debug("GP fit from %s failed: %s", "previous" if isinstance(start, dict) else start, exc)
+                _log.debug(
+                    "GP fit from %s failed: %s",
+                    "previous" if isinstance(start, dict) else start,
+                    exc,
+                )
                 error = exc
                 continue
             if value > best_mll:
                 best, best_mll = model, value
         if best is None:
-            _log.warning("every GP fit start failed (last: %s: %s); retrying with more jitter",
-                         type(error).__name__, error)
+            _log.warning(
+                "every GP fit start failed (last: %s: %s); retrying with more jitter",
+                type(error).__name__,
+                error,
+            )
             best, fallback = self._rescue(Xt, Yt)
         self.model = best
-        self._state = {k: v.detach().clone() for k, v in best.state_dict().items() if "train" not in k}
+        self._state = {
+            k: v.detach().clone() for k, v in best.state_dict().items() if "train" not in k
+        }
         return self._report(time.perf_counter() - t0, best_mll, fallback)
 
     def _fit_from(self, X: torch.Tensor, Y: torch.Tensor, start: Any) -> tuple[SingleTaskGP, float]:
@@ -226,7 +254,9 @@ class GPSurrogate:
         mll = ExactMarginalLogLikelihood(model.likelihood, model)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            maxiter = self.settings.max_iter_warm if isinstance(start, dict) else self.settings.max_iter
+            maxiter = (
+                self.settings.max_iter_warm if isinstance(start, dict) else self.settings.max_iter
+            )
             fit_gpytorch_mll_scipy(mll, options={"maxiter": maxiter})
         model.train()
         with torch.no_grad():
@@ -251,7 +281,9 @@ class GPSurrogate:
             model.load_state_dict(self._state, strict=False)
             model.eval()
             return model, "previous"
-        raise SurrogateError("the GP could not be fitted and there is no previous model to fall back to")
+        raise SurrogateError(
+            "the GP could not be fitted and there is no previous model to fall back to"
+        )
 
     def _report(self, seconds: float, mll: float, fallback: str | None) -> FitReport:
         m = self.model
@@ -262,7 +294,10 @@ class GPSurrogate:
             mll=mll,
             fallback=fallback,
             lengthscales=[round(float(v), 5) for v in base.lengthscale.detach().flatten()],
-            trend=[round(float(v), 5) for v in torch.cat([m.mean_module.constant, m.mean_module.weights]).detach()],
+            trend=[
+                round(float(v), 5)
+                for v in torch.cat([m.mean_module.constant, m.mean_module.weights]).detach()
+            ],
             noise=float(noise.mean()) if noise.numel() else None,
         )
 
@@ -274,7 +309,9 @@ class GPSurrogate:
         means, sds = [], []
         with torch.no_grad(), torch_threads(self.settings.threads):
             for start in range(0, len(X), chunk):
-                post = self.model.posterior(torch.as_tensor(X[start:start + chunk], dtype=torch.float64))
+                post = self.model.posterior(
+                    torch.as_tensor(X[start : start + chunk], dtype=torch.float64)
+                )
                 means.append(post.mean.squeeze(-1).numpy())
                 sds.append(post.variance.clamp_min(1e-12).sqrt().squeeze(-1).numpy())
         return np.concatenate(means), np.concatenate(sds)

@@ -70,13 +70,22 @@ class LinearFit:
 
     def significant(self, alpha: float) -> list[str]:
         """Parameters whose p-value is below ``alpha``, most significant first."""
-        ranked = sorted((p, name) for name, p in self.pvalues.items() if np.isfinite(p) and p < alpha)
+        ranked = sorted(
+            (p, name) for name, p in self.pvalues.items() if np.isfinite(p) and p < alpha
+        )
         return [name for _, name in ranked]
 
     def ranked(self) -> list[str]:
         """All parameters, most significant first (untestable ones last, in basis order)."""
         order = {name: i for i, name in enumerate(self.basis.parameters)}
-        return sorted(self.pvalues, key=lambda n: (not np.isfinite(self.pvalues[n]), self.pvalues[n] if np.isfinite(self.pvalues[n]) else 0.0, order[n]))
+        return sorted(
+            self.pvalues,
+            key=lambda n: (
+                not np.isfinite(self.pvalues[n]),
+                self.pvalues[n] if np.isfinite(self.pvalues[n]) else 0.0,
+                order[n],
+            ),
+        )
 
 
 def fit_linear(
@@ -108,7 +117,11 @@ def fit_linear(
     kept = estimable_columns(H, len(y) - 1)
     center = H[:, kept].mean(axis=0) if kept else np.empty(0)
     scale = H[:, kept].std(axis=0) if kept else np.empty(0)
-    X = sm.add_constant((H[:, kept] - center) / scale, has_constant="add") if kept else np.ones((len(y), 1))
+    X = (
+        sm.add_constant((H[:, kept] - center) / scale, has_constant="add")
+        if kept
+        else np.ones((len(y), 1))
+    )
     lam = _choose_lambda(X, y, transform, heteroscedasticity_alpha)
     target = y if lam is None else scipy.stats.boxcox(y, lmbda=lam)
     df_resid = len(y) - X.shape[1]
@@ -123,7 +136,10 @@ def fit_linear(
             if not np.isfinite(list(pvalues.values())).any():
                 # The sparsity estimate behind QuantReg's standard errors fails for
                 # extreme quantiles on small samples; rank factors by the OLS F-test.
-                pvalues, tested = _factor_pvalues(basis, kept, sm.OLS(target, X).fit(), df_resid), "ols-f-test"
+                pvalues, tested = (
+                    _factor_pvalues(basis, kept, sm.OLS(target, X).fit(), df_resid),
+                    "ols-f-test",
+                )
     params = np.asarray(result.params, dtype=float)
     return LinearFit(basis, tuple(kept), params, pvalues, lam, quantile, tested, center, scale)
 
@@ -147,7 +163,9 @@ def estimable_columns(H: np.ndarray, max_columns: int | None = None) -> list[int
     return sorted(varying[j] for j in pivot[:rank])
 
 
-def _choose_lambda(X: np.ndarray, y: np.ndarray, transform: Transform, alpha: float) -> float | None:
+def _choose_lambda(
+    X: np.ndarray, y: np.ndarray, transform: Transform, alpha: float
+) -> float | None:
     import statsmodels.api as sm
     from statsmodels.stats.diagnostic import het_breuschpagan
 

@@ -24,10 +24,12 @@ class TrendMean(Mean):
         super().__init__()
         self.offset = offset
         self.register_parameter("constant", torch.nn.Parameter(torch.zeros(1, dtype=torch.float64)))
-        self.register_parameter("weights", torch.nn.Parameter(torch.zeros(n_features, dtype=torch.float64)))
+        self.register_parameter(
+            "weights", torch.nn.Parameter(torch.zeros(n_features, dtype=torch.float64))
+        )
         if n_features:
             self.register_prior("weights_prior", NormalPrior(0.0, prior_scale), "weights")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        features = x[..., self.offset:]
+        features = x[..., self.offset :]
         return self.constant + features @ self.weights

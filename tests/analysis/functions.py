@@ -36,7 +36,9 @@ def g_space(levels: int | None = None, coefficients=G_COEFFICIENTS) -> Space:
     if levels is None:
         return Space([Real(f"x{i + 1}", 0.0, 1.0) for i in range(len(coefficients))], name="g")
     grid = tuple(float(v) for v in (np.arange(levels) + 0.5) / levels)
-    return Space([Ordinal(f"x{i + 1}", grid, scale="linear") for i in range(len(coefficients))], name="g")
+    return Space(
+        [Ordinal(f"x{i + 1}", grid, scale="linear") for i in range(len(coefficients))], name="g"
+    )
 
 
 def g_function(space: Space, coefficients=G_COEFFICIENTS):
@@ -50,7 +52,9 @@ def g_function(space: Space, coefficients=G_COEFFICIENTS):
     return f
 
 
-def g_truth(levels: int | None = None, coefficients=G_COEFFICIENTS) -> tuple[np.ndarray, np.ndarray]:
+def g_truth(
+    levels: int | None = None, coefficients=G_COEFFICIENTS
+) -> tuple[np.ndarray, np.ndarray]:
     """Exact (S1, ST) of the product ``Π g_i``: with factor means ``m_i`` and variances
     ``v_i`` (continuous: m = 1, v = 1/(3(1+a)²); on a grid, over its points),
     ``V = Π(v_i + m_i²) - Π m_i²``, ``V_i = v_i Π_{j≠i} m_j²``, ``VT_i = v_i Π_{j≠i}(v_j + m_j²)``."""

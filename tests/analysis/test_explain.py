@@ -33,8 +33,14 @@ def test_derived_quantities_are_rebuilt_in_dependency_order(tmp_path, laplacian)
 def test_explain_run_refits_with_the_run_settings_and_writes_a_chart(tmp_path):
     db = tmp_path / "runs.db"
     tune(ScreeningProblem(levels=3), "random", 4, storage=db, seed=0)
-    tune(ScreeningProblem(levels=3), "gpr", 9, storage=db, seed=2,
-         strategy_options={"n_init": 6, "restarts": 0, "trend": "constant"})
+    tune(
+        ScreeningProblem(levels=3),
+        "gpr",
+        9,
+        storage=db,
+        seed=2,
+        strategy_options={"n_init": 6, "restarts": 0, "trend": "constant"},
+    )
     record, trials = load_run(db)  # the last run
     assert record.id == 2
     strategy = fit_run_surrogate(record, run_space(record), trials)
@@ -42,7 +48,11 @@ def test_explain_run_refits_with_the_run_settings_and_writes_a_chart(tmp_path):
     table, png = explain_run(db, 2, out_dir=tmp_path / "out", n=128, paths=8, bootstrap=20)
     assert png is not None and png.stat().st_size > 0
     assert (tmp_path / "out" / "run2-sobol-box.csv").is_file()
-    assert table.attrs["run_id"] == 2 and table.attrs["strategy"] == "gpr" and table.attrs["n_trials"] == 9
+    assert (
+        table.attrs["run_id"] == 2
+        and table.attrs["strategy"] == "gpr"
+        and table.attrs["n_trials"] == 9
+    )
     assert sorted(table["parameter"]) == sorted(ScreeningProblem().space.names)
     assert (table["ST_low"] <= table["ST"]).all() and (table["ST"] <= table["ST_high"]).all()
     valid, _ = explain_run(db, 2, domain="valid", n=128, paths=4, bootstrap=10)
@@ -63,7 +73,11 @@ def test_model_inputs_survive_the_round_trip(tmp_path):
     from gpautotune.space import IntRange, Space
     from gpautotune.tuner import TuningRun
 
-    space = Space([IntRange("a", 1, 4), IntRange("b", 1, 4)], derived={"ratio": "a / b"}, model_inputs=["ratio"])
+    space = Space(
+        [IntRange("a", 1, 4), IntRange("b", 1, 4)],
+        derived={"ratio": "a / b"},
+        model_inputs=["ratio"],
+    )
     run = TuningRun(space, "random", storage=tmp_path / "runs.db", seed=0, budget=2)
     for config in run.ask(2):
         run.tell(config, 1.0)

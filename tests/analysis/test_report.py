@@ -38,7 +38,9 @@ def journal(tmp_path):
             for x, v in enumerate(values):
                 run.tell({"x": x}, Measurement.failure(Status.RUN_ERROR) if v is None else v)
             run.finish()
-    TuningRun(space, "random", storage=db, seed=9, budget=4, label="A").tell({"x": 0}, 0.1)  # unfinished
+    TuningRun(space, "random", storage=db, seed=9, budget=4, label="A").tell(
+        {"x": 0}, 0.1
+    )  # unfinished
     record_problem(db, "toy", {}, {"name": "booth"}, 0.5)
     return db
 
@@ -48,7 +50,11 @@ def test_best_so_far_curves(journal):
     assert runs.unfinished == 1 and runs.labels() == ["A", "B"]
     a = runs.of("toy")[0]
     np.testing.assert_array_equal(a.curves, [[NAN, 5, 3, 3], [2, 2, 1, 1], [4, 4, 4, 0.5]])
-    assert a.at(1).tolist() == [2, 4] and a.used.tolist() == [4, 4, 4] and a.best_at.tolist() == [3, 3, 4]
+    assert (
+        a.at(1).tolist() == [2, 4]
+        and a.used.tolist() == [4, 4, 4]
+        and a.best_at.tolist() == [3, 3, 4]
+    )
     assert runs.problems["toy"].optimum == 0.5
 
 
@@ -58,7 +64,9 @@ def test_summary_pairwise_and_score(journal):
     a4 = s.loc[("A", 4)]
     assert (a4["n"], a4["mean"], a4["median"], a4["min"], a4["max"]) == (3, 1.5, 1.0, 0.5, 3.0)
     assert a4["slowdown_mean"] == pytest.approx(3.0) and a4["slowdown_max"] == pytest.approx(6.0)
-    assert a4["best_at_mean"] == pytest.approx(10 / 3) and a4["used_mean"] == 4 and a4["used_max"] == 4
+    assert (
+        a4["best_at_mean"] == pytest.approx(10 / 3) and a4["used_mean"] == 4 and a4["used_max"] == 4
+    )
     assert s.loc[("A", 2)]["mean"] == pytest.approx(11 / 3)
     assert s.loc[("B", 2)]["best_at_mean"] == pytest.approx(1.5)
     assert report.reference == {"toy": "A"}  # the random strategy
@@ -74,8 +82,15 @@ def test_summary_pairwise_and_score(journal):
 def test_written_files_and_terminal_table(journal, tmp_path):
     paths = write_report(journal, tmp_path / "out", checkpoints=[2, 4], reference="B")
     names = {p.name for p in paths}
-    assert names == {"summary.csv", "pairwise.csv", "curves.csv", "report.md", "toy-histogram.png",
-                     "toy-best-so-far.png", "toy-score.png"}
+    assert names == {
+        "summary.csv",
+        "pairwise.csv",
+        "curves.csv",
+        "report.md",
+        "toy-histogram.png",
+        "toy-best-so-far.png",
+        "toy-score.png",
+    }
     for p in paths:
         if p.suffix == ".png":
             assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -91,8 +106,12 @@ def test_replay_problems_get_the_exact_random_baseline(tmp_path):
     data = tmp_path / "table.csv"
     values = np.array([7.0, 3.0, 9.0, 1.0, 4.0, 4.0, 8.0, 2.0, 6.0, 5.0])
     pd.DataFrame({"x": np.arange(10), "t": values}).to_csv(data, index=False)
-    section = {"name": "replay", "data": str(data), "objective": "t",
-               "parameters": [{"name": "x", "kind": "int", "low": 0, "high": 9}]}
+    section = {
+        "name": "replay",
+        "data": str(data),
+        "objective": "t",
+        "parameters": [{"name": "x", "kind": "int", "low": 0, "high": 9}],
+    }
     problem = resolve_problem(Section(**section))
     db = tmp_path / "r.db"
     for seed in range(3):

@@ -18,9 +18,15 @@ def test_decide_fixes_below_the_threshold_and_always_leaves_one_free():
 @pytest.mark.parametrize("exhaustive_limit", [100_000, 10])
 def test_subspace_pool_only_offers_the_restricted_subspace(exhaustive_limit):
     space = ScreeningProblem(levels=3).space
-    pool = SubspacePool(space, PoolSettings(exhaustive_limit=exhaustive_limit, sample_size=200), 0,
-                        {"x2": 1.0, "x4": -1.0})
-    rows, scores, _ = pool.propose(0, lambda r: np.zeros(len(r), dtype=bool), lambda r: -r.sum(axis=1))
+    pool = SubspacePool(
+        space,
+        PoolSettings(exhaustive_limit=exhaustive_limit, sample_size=200),
+        0,
+        {"x2": 1.0, "x4": -1.0},
+    )
+    rows, scores, _ = pool.propose(
+        0, lambda r: np.zeros(len(r), dtype=bool), lambda r: -r.sum(axis=1)
+    )
     configs = space.to_configs(rows)
     assert len(rows) > 0 and all(c["x2"] == 1.0 and c["x4"] == -1.0 for c in configs)
     assert len(space.unique_rows(rows)) == len(rows)
@@ -31,7 +37,9 @@ def test_subspace_pool_only_offers_the_restricted_subspace(exhaustive_limit):
 def test_screen_threshold_is_checked():
     with pytest.raises(ConfigError, match="screen"):
         make_strategy("gpr", ScreeningProblem().space, screen=1.5)
-    assert "screen" not in make_strategy("gpr", ScreeningProblem().space).settings()  # old run keys unchanged
+    assert (
+        "screen" not in make_strategy("gpr", ScreeningProblem().space).settings()
+    )  # old run keys unchanged
 
 
 @pytest.mark.slow
@@ -44,7 +52,9 @@ def test_screen_then_tune_fixes_dummies_records_it_and_resumes_identically(tmp_p
     assert fixed and set(fixed) <= {"x2", "x4", "x6"}  # the factors absent from the objective
     assert set(info["screen_st_high"]) == set(problem.space.names)
     assert all(info["screen_st_high"][k] < 0.02 for k in fixed)
-    resumed = tune(problem, "gpr", 34, storage=db, seed=0, strategy_options=options)  # a fresh strategy
+    resumed = tune(
+        problem, "gpr", 34, storage=db, seed=0, strategy_options=options
+    )  # a fresh strategy
     assert resumed.run_id == first.run_id
     for trial in resumed.trials[33:]:
         assert trial.info["screened"] == fixed

@@ -20,7 +20,9 @@ COLUMNS = ["parameter", "S1", "S1_low", "S1_high", "ST", "ST_low", "ST_high", "r
 
 
 def inside(table: pd.DataFrame, key: str, truth: np.ndarray, slack: float = 0.0) -> np.ndarray:
-    return ((table[f"{key}_low"] - slack <= truth) & (truth <= table[f"{key}_high"] + slack)).to_numpy()
+    return (
+        (table[f"{key}_low"] - slack <= truth) & (truth <= table[f"{key}_high"] + slack)
+    ).to_numpy()
 
 
 def test_ishigami_box_intervals_contain_the_analytic_indices():
@@ -34,7 +36,9 @@ def test_ishigami_box_intervals_contain_the_analytic_indices():
     pairs = result.second_order.set_index(["parameter_1", "parameter_2"])
     truth = pd.Series({("x1", "x2"): 0.0, ("x1", "x3"): s13, ("x2", "x3"): 0.0})
     assert ((pairs["S2_low"] <= truth) & (truth <= pairs["S2_high"])).all()
-    assert (table["ST_sd_model"] == 0).all() and (table["ST_sd_mc"] > 0).all()  # one function: MC error only
+    assert (table["ST_sd_model"] == 0).all() and (
+        table["ST_sd_mc"] > 0
+    ).all()  # one function: MC error only
 
 
 @pytest.mark.parametrize("domain", ["box", "valid"])
@@ -55,9 +59,13 @@ def test_valid_set_indices_match_a_brute_force_decomposition():
     frame["f"] = frame["a"] + 2 * frame["b"]
     var = frame["f"].var(ddof=0)
     s1 = [frame.groupby(k)["f"].transform("mean").var(ddof=0) / var for k in ("a", "b")]
-    st = [frame.groupby(other)["f"].transform(lambda v: v.var(ddof=0)).mean() / var for other in ("b", "a")]
-    result = sobol_indices(lambda i: space.columns(i)["a"] + 2 * space.columns(i)["b"], space, n=4096,
-                           domain="valid")
+    st = [
+        frame.groupby(other)["f"].transform(lambda v: v.var(ddof=0)).mean() / var
+        for other in ("b", "a")
+    ]
+    result = sobol_indices(
+        lambda i: space.columns(i)["a"] + 2 * space.columns(i)["b"], space, n=4096, domain="valid"
+    )
     assert "all 55 valid configurations" in result.method
     np.testing.assert_allclose(result.table["S1"], s1, atol=1e-12)
     np.testing.assert_allclose(result.table["ST"], st, atol=1e-12)
@@ -94,7 +102,9 @@ def test_posterior_paths_are_consistent_functions_with_the_posterior_moments(ish
     X = np.random.default_rng(5).random((300, 3))
     paths = PosteriorPaths(gp, space.encode, 128, seed=3, hyperparameters="fitted")
     values = paths(X)
-    np.testing.assert_allclose(values[:, :10], paths(X[:10]), atol=1e-9)  # same functions on another call
+    np.testing.assert_allclose(
+        values[:, :10], paths(X[:10]), atol=1e-9
+    )  # same functions on another call
     again = PosteriorPaths(gp, space.encode, 128, seed=3, hyperparameters="fitted")(X)
     np.testing.assert_allclose(values, again, atol=1e-9)  # seeded
     mean, sd = gp.predict(space.encode(X))
@@ -102,8 +112,10 @@ def test_posterior_paths_are_consistent_functions_with_the_posterior_moments(ish
     assert 0.5 < (values.var(axis=0) / sd**2).mean() < 2.0
     laplace = PosteriorPaths(gp, space.encode, 32, seed=3)  # hyperparameters drawn per path
     assert laplace.hyper.lengthscale.std(dim=0).min() > 0
-    assert (laplace.hyper.lengthscale.median(dim=0).values / gp.model.covar_module.base_kernel.lengthscale
-            ).sub(1).abs().max() < 0.5
+    assert (
+        laplace.hyper.lengthscale.median(dim=0).values
+        / gp.model.covar_module.base_kernel.lengthscale
+    ).sub(1).abs().max() < 0.5
 
 
 @pytest.mark.slow
@@ -130,4 +142,3 @@ def test_gp_on_200_points_g_function_intervals_contain_the_truth():
     assert inside(table, "S1", s1)[big].all() and inside(table, "ST", st)[big].all()
     assert inside(table, "S1", s1, slack=0.01).all() and inside(table, "ST", st, slack=0.01).all()
     assert table.sort_values("rank")["parameter"].tolist()[:3] == ["x1", "x2", "x3"]
-

@@ -30,9 +30,12 @@ def scheduler():
         yield client.scheduler.address
 
 
-def _config(tmp_path: Path, problem: str, *, repetitions: int, budget: int, extra: str = "") -> Path:
+def _config(
+    tmp_path: Path, problem: str, *, repetitions: int, budget: int, extra: str = ""
+) -> Path:
     path = tmp_path / "compare.yaml"
-    path.write_text(textwrap.dedent(f"""
+    path.write_text(
+        textwrap.dedent(f"""
         problems: [{problem}]
         strategies:
           - {{name: random, label: RS}}
@@ -40,8 +43,10 @@ def _config(tmp_path: Path, problem: str, *, repetitions: int, budget: int, extr
         repetitions: {repetitions}
         budget: {budget}
         seed: 3
-        storage: {tmp_path / 'c.db'}
-        """) + extra)
+        storage: {tmp_path / "c.db"}
+        """)
+        + extra
+    )
     return path
 
 
@@ -66,13 +71,17 @@ def test_runs_each_repetition_once_and_skips_finished_ones(tmp_path, scheduler):
     first = run_comparison(cfg, scheduler=scheduler, only=["RS"])  # a strategy added later: Sobol
     assert first.total == 3 and first.completed == 3
     calls = []
-    result = run_comparison(cfg, scheduler=scheduler, progress=lambda d, t, o: calls.append((d, t, o)))
+    result = run_comparison(
+        cfg, scheduler=scheduler, progress=lambda d, t, o: calls.append((d, t, o))
+    )
     assert result.total == 6 and result.skipped == 3 and not result.failed and result.completed == 6
     assert {o.repetition.label for o in result.outcomes} == {"Sobol"}
     assert calls[0] == (3, 6, None) and [c[0] for c in calls] == list(range(3, 7))
     _check_runs(tmp_path / "c.db", 6, 10)
     again = run_comparison(cfg, scheduler=scheduler, storage=tmp_path / "c.db")
-    assert again.skipped == 6 and again.outcomes == [] and again.workers == 0  # nothing left: no cluster
+    assert (
+        again.skipped == 6 and again.outcomes == [] and again.workers == 0
+    )  # nothing left: no cluster
 
 
 def test_larger_budget_extends_the_stored_runs(tmp_path, scheduler):
@@ -80,14 +89,20 @@ def test_larger_budget_extends_the_stored_runs(tmp_path, scheduler):
     run_comparison(cfg, scheduler=scheduler)
     cfg.write_text(cfg.read_text().replace("budget: 6", "budget: 9"))
     result = run_comparison(cfg, scheduler=scheduler)
-    assert result.skipped == 0 and len(result.outcomes) == 4 and all(o.used == 9 for o in result.outcomes)
+    assert (
+        result.skipped == 0
+        and len(result.outcomes) == 4
+        and all(o.used == 9 for o in result.outcomes)
+    )
     _check_runs(tmp_path / "c.db", 4, 9)
 
 
 def test_a_worker_killed_mid_task_loses_and_duplicates_nothing(tmp_path, scheduler):
     marker = tmp_path / "killed"
     problem = f"{{name: '{HELPERS}:KillOnceBooth', marker: '{marker}', after: 4}}"
-    result = run_comparison(_config(tmp_path, problem, repetitions=2, budget=8), scheduler=scheduler)
+    result = run_comparison(
+        _config(tmp_path, problem, repetitions=2, budget=8), scheduler=scheduler
+    )
     assert marker.is_file()  # a worker process did die in the middle of a repetition
     assert not result.failed and len(result.outcomes) == 4
     _check_runs(tmp_path / "c.db", 4, 8)
@@ -95,11 +110,15 @@ def test_a_worker_killed_mid_task_loses_and_duplicates_nothing(tmp_path, schedul
 
 def test_hardware_repetitions_run_one_at_a_time(tmp_path, scheduler):
     problem = f"{{name: '{HELPERS}:SlowBooth', delay_s: 0.02, hardware: true}}"
-    result = run_comparison(_config(tmp_path, problem, repetitions=2, budget=5), scheduler=scheduler)
+    result = run_comparison(
+        _config(tmp_path, problem, repetitions=2, budget=5), scheduler=scheduler
+    )
     assert not result.failed
     with Journal(tmp_path / "c.db") as journal:
-        spans = sorted((min(t.started_at for t in ts), max(t.started_at + t.duration_s for t in ts))
-                       for ts in (journal.trials(r.id) for r in journal.runs()))
+        spans = sorted(
+            (min(t.started_at for t in ts), max(t.started_at + t.duration_s for t in ts))
+            for ts in (journal.trials(r.id) for r in journal.runs())
+        )
     assert len(spans) == 4
     for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
         assert start >= end
@@ -125,7 +144,10 @@ def test_a_killed_comparison_resumes_with_every_repetition_once(tmp_path):
     cfg = _config(tmp_path, problem, repetitions=8, budget=12)
     script = tmp_path / "run.py"
     script.write_text(KILLED.format(config=str(cfg)))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
     proc = subprocess.Popen([sys.executable, str(script)], env=env, start_new_session=True)
     db = tmp_path / "c.db"
     deadline = time.time() + 120

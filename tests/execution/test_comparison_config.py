@@ -34,10 +34,19 @@ def _write(tmp_path, text):
     [
         (("budget: 5", "budget: 0"), "budget"),
         (("seed: 10", "seed: 10\nwokers: 2"), "wokers"),
-        (("{name: random, label: RS}", "{name: random, label: RS, kappa: 2}"), "strategies.0 (random): unknown option(s) ['kappa']"),
-        (("{name: booth}", "{name: booth, lvls: 3}"), "problems.0 (booth): unknown option(s) ['lvls']"),
+        (
+            ("{name: random, label: RS}", "{name: random, label: RS, kappa: 2}"),
+            "strategies.0 (random): unknown option(s) ['kappa']",
+        ),
+        (
+            ("{name: booth}", "{name: booth, lvls: 3}"),
+            "problems.0 (booth): unknown option(s) ['lvls']",
+        ),
         (("{name: booth}", "{name: nope}"), "unknown problem 'nope'"),
-        (("{name: sobol, repetitions: 2}", "{name: sobol, label: RS, repetitions: 2}"), "distinct `label`"),
+        (
+            ("{name: sobol, repetitions: 2}", "{name: sobol, label: RS, repetitions: 2}"),
+            "distinct `label`",
+        ),
         (("seed: 10", "seed: 10\ncheckpoints: [2, 9]"), "checkpoint 9 exceeds the budget 5"),
         (("seed: 10", "seed: 10\nreference: GPR"), "reference 'GPR'"),
         (("repetitions: 2}", "repetitions: -1}"), "strategies.1.repetitions"),
@@ -53,7 +62,9 @@ def test_mistakes_name_their_key(tmp_path, change, message):
 
 
 def test_single_problem_key_and_defaults(tmp_path):
-    cfg = load_comparison(_write(tmp_path, BASE.replace("problems: [{name: booth}]", "problem: {name: booth}")))
+    cfg = load_comparison(
+        _write(tmp_path, BASE.replace("problems: [{name: booth}]", "problem: {name: booth}"))
+    )
     assert [p.name for p in cfg.problems] == ["booth"]
     assert cfg.report_checkpoints() == [1, 2, 4, 5]  # quarters of the budget
     assert cfg.reference_label() == "RS"  # the random strategy
@@ -66,7 +77,12 @@ def test_expand_interleaves_repetitions_with_consecutive_seeds(tmp_path):
     cfg = load_comparison(_write(tmp_path, BASE))
     reps = list(expand(cfg, [resolve_problem(p) for p in cfg.problems]))
     assert Counter(r.label for r in reps) == {"RS": 3, "sobol": 2}
-    assert [(r.label, r.seed) for r in reps[:4]] == [("RS", 10), ("sobol", 10), ("RS", 11), ("sobol", 11)]
+    assert [(r.label, r.seed) for r in reps[:4]] == [
+        ("RS", 10),
+        ("sobol", 10),
+        ("RS", 11),
+        ("sobol", 11),
+    ]
     assert len({r.key for r in reps}) == len(reps)
 
 
@@ -81,7 +97,9 @@ def test_repetition_keys_are_the_keys_the_tuner_stores(tmp_path):
 
 
 def test_import_path_problems(tmp_path):
-    text = BASE.replace("{name: booth}", "{name: 'tests.execution.faulty_problems:SlowBooth', delay_s: 0.0}")
+    text = BASE.replace(
+        "{name: booth}", "{name: 'tests.execution.faulty_problems:SlowBooth', delay_s: 0.0}"
+    )
     cfg = load_comparison(_write(tmp_path, text))
     problem = resolve_problem(cfg.problems[0])
     assert problem.name == "slow-booth" and problem.delay_s == 0.0
@@ -95,12 +113,18 @@ def test_shipped_smoke_comparison_validates():
 @pytest.mark.slow  # imports torch for the GPR options
 def test_shipped_laplacian_comparison_validates():
     lap = load_comparison(ROOT / "configs" / "compare-laplacian.yaml")
-    assert {s.display: lap.repetitions_of(s) for s in lap.strategies} == {"RS": 1000, "Sobol": 1000, "GPR": 200}
+    assert {s.display: lap.repetitions_of(s) for s in lap.strategies} == {
+        "RS": 1000,
+        "Sobol": 1000,
+        "GPR": 200,
+    }
     assert lap.budget == 120
 
 
 def test_a_strategy_can_have_its_own_budget(tmp_path):
-    text = BASE.replace("- {name: sobol, repetitions: 2}", "- {name: sobol, repetitions: 2, budget: 7}")
+    text = BASE.replace(
+        "- {name: sobol, repetitions: 2}", "- {name: sobol, repetitions: 2, budget: 7}"
+    )
     cfg = load_comparison(_write(tmp_path, text))
     reps = list(expand(cfg, [resolve_problem(p) for p in cfg.problems]))
     assert {(r.label, r.budget) for r in reps} == {("RS", 5), ("sobol", 7)}
@@ -109,5 +133,17 @@ def test_a_strategy_can_have_its_own_budget(tmp_path):
 
 def test_shipped_table_11_3_comparison_validates():
     cfg = load_comparison(ROOT / "configs" / "table-11-3.yaml")
-    assert [s.display for s in cfg.strategies] == ["RS", "LHS", "GS", "GSR", "GA", "LM", "QR", "DLMT"]
-    assert {s.display: cfg.budget_of(s) for s in cfg.strategies if cfg.budget_of(s) != 120} == {"LHS": 125, "DLMT": 125}
+    assert [s.display for s in cfg.strategies] == [
+        "RS",
+        "LHS",
+        "GS",
+        "GSR",
+        "GA",
+        "LM",
+        "QR",
+        "DLMT",
+    ]
+    assert {s.display: cfg.budget_of(s) for s in cfg.strategies if cfg.budget_of(s) != 120} == {
+        "LHS": 125,
+        "DLMT": 125,
+    }

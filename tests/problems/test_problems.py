@@ -27,8 +27,15 @@ def test_measurement_contract():
 
 def test_laplacian_replay_answers_from_the_table(laplacian):
     best = laplacian.best_known()
-    assert best == dict(elements_number=6, y_component_number=6, vector_length=1, temporary_size=2,
-                        load_overlap=True, threads_number=1024, lws_y=2)
+    assert best == dict(
+        elements_number=6,
+        y_component_number=6,
+        vector_length=1,
+        temporary_size=2,
+        load_overlap=True,
+        threads_number=1024,
+        lws_y=2,
+    )
     m = laplacian.evaluate(best)
     assert m.ok and m.value == laplacian.optimum == pytest.approx(1.16501e-10, rel=1e-4)
 
@@ -61,7 +68,13 @@ def test_booth_and_screening_optima():
     assert booth.optimum == 0 and booth.best_known() == {"x1": 1, "x2": 3}
     scr = ScreeningProblem(levels=3)
     best = scr.best_known()
-    assert (best["x1"], best["x3"], best["x5"], best["x7"], best["x8"]) == (1.0, 1.0, -1.0, 1.0, 0.0)
+    assert (best["x1"], best["x3"], best["x5"], best["x7"], best["x8"]) == (
+        1.0,
+        1.0,
+        -1.0,
+        1.0,
+        0.0,
+    )
     assert scr.evaluate(best).value == pytest.approx(-1.5 + 1.3 - 3.1 - 1.4 - 1.6)
 
 

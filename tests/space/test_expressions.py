@@ -21,7 +21,9 @@ def test_chained_comparison_and_functions():
 
 
 def test_division_by_zero_gives_no_error():
-    out = compile_expression("a / (b - 2) < 10", ["a", "b"])({"a": np.array([1.0, 1.0]), "b": np.array([2.0, 3.0])})
+    out = compile_expression("a / (b - 2) < 10", ["a", "b"])(
+        {"a": np.array([1.0, 1.0]), "b": np.array([2.0, 3.0])}
+    )
     assert out.tolist() == [False, True]
 
 

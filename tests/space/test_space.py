@@ -24,7 +24,10 @@ def test_enumerate_matches_brute_force():
     space = small_space()
     expected = [
         dict(t=t, u=u, b=b, c=c)
-        for t in (1, 2, 4, 8) for u in (1, 2, 3, 4) for b in (False, True) for c in ("x", "y")
+        for t in (1, 2, 4, 8)
+        for u in (1, 2, 3, 4)
+        for b in (False, True)
+        for c in ("x", "y")
         if t % u == 0 and (b or c == "x")
     ]
     got = space.enumerate()
@@ -46,13 +49,28 @@ def test_seed_table_rows_rejected_by_the_register_proxy(laplacian):
     bad = laplacian._index[~laplacian._valid]
     configs = space.to_configs(bad)
     assert all(space.violated(c) == ["register_size < 942080"] for c in configs)
-    assert {(c["elements_number"] // c["y_component_number"], c["vector_length"], c["temporary_size"],
-             c["load_overlap"], c["threads_number"]) for c in configs} == {(1, 16, 4, False, 512)}
+    assert {
+        (
+            c["elements_number"] // c["y_component_number"],
+            c["vector_length"],
+            c["temporary_size"],
+            c["load_overlap"],
+            c["threads_number"],
+        )
+        for c in configs
+    } == {(1, 16, 4, False, 512)}
 
 
 def test_validate_names_the_problem(lap):
-    good = dict(elements_number=6, y_component_number=6, vector_length=1, temporary_size=2,
-                load_overlap=True, threads_number=1024, lws_y=2)
+    good = dict(
+        elements_number=6,
+        y_component_number=6,
+        vector_length=1,
+        temporary_size=2,
+        load_overlap=True,
+        threads_number=1024,
+        lws_y=2,
+    )
     assert lap.validate(good) == good
     with pytest.raises(SpaceError, match="threads_number % lws_y == 0|lws_y <= threads_number"):
         lap.validate({**good, "lws_y": 1024, "threads_number": 32})
@@ -74,16 +92,25 @@ def test_sobol_sample_is_valid_distinct_and_more_uniform_than_random(lap):
     # Discrepancy of the raw unit points behind each sample, measured over many seeds.
     def disc(method, seed):
         from gpautotune.space._sampling import unit_sample
+
         return qmc.discrepancy(unit_sample(method, lap.dims, 1024, seed))
 
     sob = np.mean([disc("sobol", s) for s in range(5)])
     ran = np.mean([disc("random", s) for s in range(5)])
     assert sob < ran
+
     # And on the decoded valid samples themselves (centred positions of the levels).
     def decoded(index):
-        return np.column_stack([(index[:, j] + 0.5) / p.n_levels for j, p in enumerate(lap.parameters)])
-    d_sobol = np.mean([qmc.discrepancy(decoded(lap.to_index(lap.sample(n, "sobol", seed=s)))) for s in range(5)])
-    d_rand = np.mean([qmc.discrepancy(decoded(lap.to_index(lap.sample(n, "random", seed=s)))) for s in range(5)])
+        return np.column_stack(
+            [(index[:, j] + 0.5) / p.n_levels for j, p in enumerate(lap.parameters)]
+        )
+
+    d_sobol = np.mean(
+        [qmc.discrepancy(decoded(lap.to_index(lap.sample(n, "sobol", seed=s)))) for s in range(5)]
+    )
+    d_rand = np.mean(
+        [qmc.discrepancy(decoded(lap.to_index(lap.sample(n, "random", seed=s)))) for s in range(5)]
+    )
     assert d_sobol < d_rand
 
 
@@ -100,7 +127,9 @@ def test_sampling_refuses_impossible_constraints():
 
 
 def test_non_strict_sampling_returns_what_the_raw_budget_holds():
-    space = Space([IntRange("a", 1, 64), IntRange("b", 1, 64)], constraints=["a * b == 64"])  # 7 valid points
+    space = Space(
+        [IntRange("a", 1, 64), IntRange("b", 1, 64)], constraints=["a * b == 64"]
+    )  # 7 valid points
     rows = sample_index(space, 50, max_raw=4096, strict=False)
     assert len(rows) == 7
     assert space.valid_mask(rows).all()
@@ -124,8 +153,15 @@ def test_chunked_draws_give_the_first_valid_points_of_one_sequence(monkeypatch, 
 
 
 def test_neighbors_are_valid_and_one_factor_away(lap):
-    config = dict(elements_number=6, y_component_number=6, vector_length=1, temporary_size=2,
-                  load_overlap=True, threads_number=1024, lws_y=2)
+    config = dict(
+        elements_number=6,
+        y_component_number=6,
+        vector_length=1,
+        temporary_size=2,
+        load_overlap=True,
+        threads_number=1024,
+        lws_y=2,
+    )
     neigh = lap.neighbors(config, radius=2)
     assert neigh
     base = lap.to_index([config])[0]
@@ -158,18 +194,29 @@ def test_enumerate_refused_above_the_limit():
 
 
 def test_derived_quantities_and_scalar_callables():
-    space = Space([IntRange("a", 1, 5), IntRange("b", 1, 5)], constraints=["s <= 4"], derived={"s": "a + b"})
+    space = Space(
+        [IntRange("a", 1, 5), IntRange("b", 1, 5)], constraints=["s <= 4"], derived={"s": "a + b"}
+    )
     assert len(space.enumerate()) == 6
     with pytest.warns(UserWarning, match="one configuration at a time"):
-        scalar = Space([IntRange("a", 1, 5), IntRange("b", 1, 5)], constraints=[lambda c: c["a"] > 1 and c["b"] > 1])
+        scalar = Space(
+            [IntRange("a", 1, 5), IntRange("b", 1, 5)],
+            constraints=[lambda c: c["a"] > 1 and c["b"] > 1],
+        )
         assert len(scalar.enumerate()) == 16
 
 
 def test_space_from_spec_and_its_errors():
-    space = space_from_spec([{"name": "t", "kind": "pow2", "low": 1, "high": 8},
-                             {"name": "m", "kind": "categorical", "choices": ["a", "b"]}], ["t > 1"])
+    space = space_from_spec(
+        [
+            {"name": "t", "kind": "pow2", "low": 1, "high": 8},
+            {"name": "m", "kind": "categorical", "choices": ["a", "b"]},
+        ],
+        ["t > 1"],
+    )
     assert space.count_valid().estimate == 6
     from gpautotune.exceptions import ConfigError
+
     with pytest.raises(ConfigError, match="parameters.0"):
         space_from_spec([{"name": "t", "kind": "pow2", "low": 1}])
     with pytest.raises(ConfigError, match="kind"):
@@ -179,9 +226,13 @@ def test_space_from_spec_and_its_errors():
 def test_laplacian_vector_fill_is_the_share_of_lanes_doing_work(lap):
     """x components over V vectors of vector_length lanes, fed to the GP as a model input."""
     configs = [
-        {"elements_number": 6, "y_component_number": 6, "vector_length": 2},   # x=1: 1 of 2 lanes
+        {"elements_number": 6, "y_component_number": 6, "vector_length": 2},  # x=1: 1 of 2 lanes
         {"elements_number": 12, "y_component_number": 6, "vector_length": 2},  # x=2: full
-        {"elements_number": 12, "y_component_number": 4, "vector_length": 2},  # x=3: 2 vectors, 3 of 4
+        {
+            "elements_number": 12,
+            "y_component_number": 4,
+            "vector_length": 2,
+        },  # x=3: 2 vectors, 3 of 4
         {"elements_number": 5, "y_component_number": 5, "vector_length": 1},
         {"elements_number": 4, "y_component_number": 1, "vector_length": 16},  # x=4: 4 of 16
     ]

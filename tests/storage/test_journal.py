@@ -9,7 +9,9 @@ from gpautotune.trial import Origin, Trial
 
 
 def spec(**kw):
-    base = dict(problem="p", problem_settings={"a": 1}, strategy="s", strategy_settings={}, seed=1, space={})
+    base = dict(
+        problem="p", problem_settings={"a": 1}, strategy="s", strategy_settings={}, seed=1, space={}
+    )
     return RunSpec(**{**base, **kw})
 
 
@@ -26,8 +28,17 @@ def test_runs_are_found_by_key_and_budget_updated(tmp_path):
 def test_trials_round_trip_and_are_unique_per_number(tmp_path):
     j = Journal(tmp_path / "j.db")
     run = j.open_run(spec(), 5)
-    t0 = Trial(0, {"x": 1, "flag": True}, Measurement.success(1.5, samples=[1.5, 1.7], device="cpu"), {"ei": 0.1}, 1.0, 0.2)
-    t1 = Trial(1, {"x": 2, "flag": False}, Measurement.failure(Status.BUILD_ERROR, "log"), {}, 2.0, 0.1)
+    t0 = Trial(
+        0,
+        {"x": 1, "flag": True},
+        Measurement.success(1.5, samples=[1.5, 1.7], device="cpu"),
+        {"ei": 0.1},
+        1.0,
+        0.2,
+    )
+    t1 = Trial(
+        1, {"x": 2, "flag": False}, Measurement.failure(Status.BUILD_ERROR, "log"), {}, 2.0, 0.1
+    )
     j.add_trials(run.id, [t0, t1])
     assert j.trials(run.id) == [t0, t1]
     with pytest.raises(StorageError):
@@ -51,7 +62,9 @@ def test_export_csv_parquet_and_frame(tmp_path):
 def test_import_csv_as_warm_start(tmp_path):
     space = BoothProblem().space
     path = tmp_path / "w.csv"
-    pd.DataFrame({"x1": [1, 2, 0], "x2": [3, 2, 0], "value": [0.0, 2.0, None]}).to_csv(path, index=False)
+    pd.DataFrame({"x1": [1, 2, 0], "x2": [3, 2, 0], "value": [0.0, 2.0, None]}).to_csv(
+        path, index=False
+    )
     trials = import_csv(path, space)
     assert [t.origin for t in trials] == [Origin.WARM_START] * 3
     assert [t.status for t in trials] == [Status.OK, Status.OK, Status.RUN_ERROR]

@@ -18,7 +18,12 @@ LAPLACIAN_MODEL = (
     "y_component_number + 1/y_component_number + vector_length + lws_y + 1/lws_y + load_overlap"
     " + temporary_size + elements_number + 1/elements_number + threads_number + 1/threads_number"
 )
-SEED_000_SCHEDULE = ("vector_length + lws_y", "y_component_number", "elements_number", "threads_number + 1/threads_number")
+SEED_000_SCHEDULE = (
+    "vector_length + lws_y",
+    "y_component_number",
+    "elements_number",
+    "threads_number + 1/threads_number",
+)
 
 
 class Bowl(Problem):
@@ -31,7 +36,9 @@ class Bowl(Problem):
         self.optimum = 0.0
 
     def evaluate(self, config: dict[str, Any]) -> Measurement:
-        return Measurement.success(float((config["x"] - 3) ** 2 + (config["y"] - 8) ** 2 + 2 * (config["z"] - 5) ** 2))
+        return Measurement.success(
+            float((config["x"] - 3) ** 2 + (config["y"] - 8) ** 2 + 2 * (config["z"] - 5) ** 2)
+        )
 
 
 def _run_strategy(problem: Problem, name: str, budget: int, seed: int = 0, **options: Any):
@@ -97,7 +104,12 @@ def test_annealing_improves_on_its_start() -> None:
 def test_lm_replays_seed_000_schedule_on_the_laplacian(laplacian) -> None:
     strategy, result = _run_strategy(laplacian, "lm", 120, seed=1, fix=SEED_000_SCHEDULE)
     fixed = [set(d.fixed) for d in strategy.decisions]
-    assert fixed == [{"vector_length", "lws_y"}, {"y_component_number"}, {"elements_number"}, {"threads_number"}]
+    assert fixed == [
+        {"vector_length", "lws_y"},
+        {"y_component_number"},
+        {"elements_number"},
+        {"threads_number"},
+    ]
     steps = Counter(t.info["step"] for t in result.trials if t.info["phase"] == "design")
     assert steps == {0: 50, 1: 40, 2: 20, 3: 5}
     final = [t for t in result.trials if t.info["phase"] == "final"]
@@ -150,10 +162,22 @@ def test_dlmt_design_size_follows_the_model_terms() -> None:
 
 
 def test_dlmt_forced_schedule_reproduces_the_seeds_run(laplacian) -> None:
-    schedule = ("vector_length + lws_y", "y_component_number + threads_number", "elements_number",
-                "load_overlap + temporary_size")
-    strategy, result = _run_strategy(laplacian, "dlmt", 125, seed=3, formula=LAPLACIAN_MODEL, fix=schedule,
-                                     candidates=2000, restarts=2)
+    schedule = (
+        "vector_length + lws_y",
+        "y_component_number + threads_number",
+        "elements_number",
+        "load_overlap + temporary_size",
+    )
+    strategy, result = _run_strategy(
+        laplacian,
+        "dlmt",
+        125,
+        seed=3,
+        formula=LAPLACIAN_MODEL,
+        fix=schedule,
+        candidates=2000,
+        restarts=2,
+    )
     assert [set(d.fixed) for d in strategy.decisions] == [set(s.split(" + ")) for s in schedule]
     assert result.used <= 24 + 18 + 10 + 6 + 1
     assert result.best_config["vector_length"] == 1 and result.best_config["lws_y"] == 1

@@ -115,8 +115,19 @@ def test_everything_failing_terminates(name: str) -> None:
 
 
 def test_suite_covers_the_baselines() -> None:
-    expected = {"random", "sobol", "lhs", "greedy", "greedy-restart", "genetic", "annealing",
-                "lm", "qr", "dlmt", "two-stage"}
+    expected = {
+        "random",
+        "sobol",
+        "lhs",
+        "greedy",
+        "greedy-restart",
+        "genetic",
+        "annealing",
+        "lm",
+        "qr",
+        "dlmt",
+        "two-stage",
+    }
     assert expected <= set(STRATEGIES)
 
 

@@ -57,7 +57,9 @@ def test_forced_cholesky_failure_does_not_stop_a_run(monkeypatch):
     monkeypatch.setattr(GPSurrogate, "_fit_from", flaky)
     result = tune(BoothProblem(), "gpr", 14, seed=2, strategy_options=FAST)
     assert result.used == 14
-    assert any(t.info.get("fit_fallback") or t.info.get("source") == "model" for t in result.trials[6:])
+    assert any(
+        t.info.get("fit_fallback") or t.info.get("source") == "model" for t in result.trials[6:]
+    )
 
 
 def test_total_fit_failure_falls_back_to_space_filling(monkeypatch):
@@ -81,7 +83,9 @@ class FailingBooth(BoothProblem):
 
 @pytest.mark.parametrize("feasibility", [False, True])
 def test_failed_configurations_are_never_reproposed(feasibility):
-    result = tune(FailingBooth(), "gpr", 30, seed=5, strategy_options={**FAST, "feasibility": feasibility})
+    result = tune(
+        FailingBooth(), "gpr", 30, seed=5, strategy_options={**FAST, "feasibility": feasibility}
+    )
     keys = [tuple(t.config.values()) for t in result.trials]
     assert len(set(keys)) == len(keys) == 30
     assert any(not t.ok for t in result.trials)
@@ -95,7 +99,9 @@ def test_warm_start_from_csv_uses_the_rows(tmp_path):
     path = tmp_path / "warm.csv"
     frame.to_csv(path, index=False)
     warm = import_csv(path, problem.space)
-    result = tune(problem, "gpr", 3, seed=1, warm_start=warm, strategy_options={"n_init": 10, "restarts": 0})
+    result = tune(
+        problem, "gpr", 3, seed=1, warm_start=warm, strategy_options={"n_init": 10, "restarts": 0}
+    )
     assert result.used == 3
     # 12 warm rows >= n_init: no initial design, the model is fitted on the warm rows at once
     assert all(t.info["source"] == "model" for t in result.trials if t.counts_in_budget)
@@ -141,7 +147,9 @@ def _stalled_before(trials, i: int, stall: int) -> bool:
 @pytest.mark.parametrize("stall", [None, 4])
 def test_stall_escape_steps_come_exactly_when_the_best_stalls(stall):
     problem = BoothProblem()  # found quickly, then the run stalls
-    result = tune(problem, "gpr", 36, seed=3, strategy_options={**FAST, "stall": stall, "stall_kappa": 10.0})
+    result = tune(
+        problem, "gpr", 36, seed=3, strategy_options={**FAST, "stall": stall, "stall_kappa": 10.0}
+    )
     model = [i for i, t in enumerate(result.trials) if t.info.get("source") == "model"]
     escapes = [i for i in model if result.trials[i].info.get("stall_escape")]
     if stall is None:
@@ -149,7 +157,9 @@ def test_stall_escape_steps_come_exactly_when_the_best_stalls(stall):
         return
     assert escapes, "a run that stalls must take escape steps"
     assert escapes == [i for i in model if _stalled_before(result.trials, i, stall)]
-    again = tune(problem, "gpr", 36, seed=3, strategy_options={**FAST, "stall": stall, "stall_kappa": 10.0})
+    again = tune(
+        problem, "gpr", 36, seed=3, strategy_options={**FAST, "stall": stall, "stall_kappa": 10.0}
+    )
     assert [t.config for t in again.trials] == [t.config for t in result.trials]
 
 
@@ -170,7 +180,9 @@ def test_a_space_with_a_tiny_valid_fraction_does_not_stop_the_run():
     """About 1e-4 of 8^12 policies fit under 1.7 bits: the pool's Sobol sample comes short
     of 60 x 12 points and the run goes on with what it holds (it raised before)."""
     problem = ConstrainedBitsProblem(layers=12, limit_bits=1.7)
-    result = tune(problem, "gpr", 10, seed=0, strategy_options={"n_init": 6, "restarts": 0, "stall": None})
+    result = tune(
+        problem, "gpr", 10, seed=0, strategy_options={"n_init": 6, "restarts": 0, "stall": None}
+    )
     model = [t.info for t in result.trials if t.info.get("source") == "model"]
     assert len(result.trials) == 10 and len(model) == 4
     assert all(0 < i["pool"]["sample"] < 60 * 12 for i in model)
@@ -180,15 +192,29 @@ def test_a_space_with_a_tiny_valid_fraction_does_not_stop_the_run():
 
 @pytest.mark.parametrize("acquisition", ["ei", "pi", "lcb"])
 def test_other_acquisitions_run(acquisition):
-    result = tune(ScreeningProblem(levels=3), "gpr", 10, seed=1, strategy_options={**FAST, "acquisition": acquisition})
+    result = tune(
+        ScreeningProblem(levels=3),
+        "gpr",
+        10,
+        seed=1,
+        strategy_options={**FAST, "acquisition": acquisition},
+    )
     assert result.used == 10 and np.isfinite(result.trials[-1].info["best_acq"])
 
 
 def test_lengthscale_bound_and_copula_warp_are_honoured():
     problem = BoothProblem()
-    options = {**FAST, "lengthscale_max": 0.5, "output_warp": "copula", "fresh_every": 1, "restarts": 1}
+    options = {
+        **FAST,
+        "lengthscale_max": 0.5,
+        "output_warp": "copula",
+        "fresh_every": 1,
+        "restarts": 1,
+    }
     result = tune(problem, "gpr", 12, seed=2, strategy_options=options)
-    scales = [s for t in result.trials if t.info.get("source") == "model" for s in t.info["lengthscales"]]
+    scales = [
+        s for t in result.trials if t.info.get("source") == "model" for s in t.info["lengthscales"]
+    ]
     assert scales and max(scales) <= 0.5 + 1e-9
     strategy = make_strategy("gpr", problem.space, **options)
     strategy.tell(result.trials)
@@ -201,8 +227,16 @@ def test_lengthscale_bound_and_copula_warp_are_honoured():
     np.testing.assert_allclose(z, (scores - scores.mean()) / scores.std(), atol=1e-9)
 
 
-@pytest.mark.parametrize("bad", [{"fresh_every": 0}, {"lengthscale_max": 0.01}, {"output_warp": "rank"}, {"stall": 0},
-                                 {"stall_kappa": -1.0}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"fresh_every": 0},
+        {"lengthscale_max": 0.01},
+        {"output_warp": "rank"},
+        {"stall": 0},
+        {"stall_kappa": -1.0},
+    ],
+)
 def test_bad_fit_options_are_refused(bad):
     with pytest.raises(ConfigError, match=next(iter(bad))):
         make_strategy("gpr", BoothProblem().space, **bad)
@@ -229,7 +263,9 @@ def test_a_fit_that_needs_more_jitter_gets_it(monkeypatch):
 @pytest.mark.parametrize("escape", ["poll", "rotate"])
 def test_poll_escapes_change_one_parameter_of_the_best_so_far(escape):
     problem = BoothProblem()
-    result = tune(problem, "gpr", 36, seed=3, strategy_options={**FAST, "stall": 4, "escape": escape})
+    result = tune(
+        problem, "gpr", 36, seed=3, strategy_options={**FAST, "stall": 4, "escape": escape}
+    )
     space = problem.space
     escapes = [i for i, t in enumerate(result.trials) if t.info.get("stall_escape")]
     assert escapes and all(result.trials[i].info["picked_from"] == "poll" for i in escapes)
@@ -242,7 +278,9 @@ def test_poll_escapes_change_one_parameter_of_the_best_so_far(escape):
 
 
 def test_the_lcb_escape_looks_at_the_whole_pool():
-    result = tune(BoothProblem(), "gpr", 36, seed=3, strategy_options={**FAST, "stall": 4, "escape": "lcb"})
+    result = tune(
+        BoothProblem(), "gpr", 36, seed=3, strategy_options={**FAST, "stall": 4, "escape": "lcb"}
+    )
     escapes = [t.info for t in result.trials if t.info.get("stall_escape")]
     assert escapes and all(i["picked_from"] == "all" for i in escapes)
 
@@ -263,14 +301,20 @@ def test_a_poll_with_every_move_measured_falls_back_to_the_pool():
     """Once every one-parameter move of the best point is measured, the escape step scores
     the whole pool instead of giving up the step."""
     problem = _Bowl()
-    result = tune(problem, "gpr", 12, seed=2, strategy_options={"n_init": 3, "restarts": 0, "stall": 1})
+    result = tune(
+        problem, "gpr", 12, seed=2, strategy_options={"n_init": 3, "restarts": 0, "stall": 1}
+    )
     assert len({tuple(t.config.values()) for t in result.trials}) == 12
-    best_after = [min((u for u in result.trials[:i] if u.ok), key=lambda u: u.value) for i in range(1, 13)]
+    best_after = [
+        min((u for u in result.trials[:i] if u.ok), key=lambda u: u.value) for i in range(1, 13)
+    ]
     escapes = [i for i, t in enumerate(result.trials) if t.info.get("stall_escape")]
     assert escapes
     for i in escapes:
         best = best_after[i - 1].config
-        moves = problem.space.to_configs(problem.space.neighbor_index(problem.space.to_index([best])[0], 3))
+        moves = problem.space.to_configs(
+            problem.space.neighbor_index(problem.space.to_index([best])[0], 3)
+        )
         unmeasured = [m for m in moves if m not in [u.config for u in result.trials[:i]]]
         assert result.trials[i].info["picked_from"] == ("poll" if unmeasured else "all")
     assert any(result.trials[i].info["picked_from"] == "all" for i in escapes)
@@ -283,11 +327,15 @@ class _Box(Problem):
     name = "box"
 
     def __init__(self) -> None:
-        self.space = Space([IntRange("a", 0, 5), IntRange("b", 0, 5), IntRange("c", 0, 5)], name="box")
+        self.space = Space(
+            [IntRange("a", 0, 5), IntRange("b", 0, 5), IntRange("c", 0, 5)], name="box"
+        )
 
     def evaluate(self, config):
         a, b, c = config["a"], config["b"], config["c"]
-        return Measurement.success(1.0 + abs(a - 1) + 0.5 * abs(b - 4) + 0.25 * abs(c - 2) + 3.0 * (a == 5) * (b == 0))
+        return Measurement.success(
+            1.0 + abs(a - 1) + 0.5 * abs(b - 4) + 0.25 * abs(c - 2) + 3.0 * (a == 5) * (b == 0)
+        )
 
 
 def test_rotating_escapes_take_the_parameters_in_turn():
@@ -296,20 +344,28 @@ def test_rotating_escapes_take_the_parameters_in_turn():
     the escape scores the whole pool."""
     problem = _Box()
     space = problem.space
-    result = tune(problem, "gpr", 60, seed=1, strategy_options={"n_init": 4, "restarts": 0, "stall": 2})
+    result = tune(
+        problem, "gpr", 60, seed=1, strategy_options={"n_init": 4, "restarts": 0, "stall": 2}
+    )
     trials = result.trials
     checked = repeated = 0
     for i, t in enumerate(trials):
         if not t.info.get("stall_escape"):
             continue
-        since, best = min(((j, u) for j, u in enumerate(trials[:i]) if u.ok), key=lambda ju: ju[1].value)
+        since, best = min(
+            ((j, u) for j, u in enumerate(trials[:i]) if u.ok), key=lambda ju: ju[1].value
+        )
         seen = [u.config for u in trials[:i]]
         moves_left = {  # the box has no predicates: every level is valid
-            name for name in best.config
-            if any({**best.config, name: int(v)} not in seen for v in space[name].values_at(np.arange(space[name].n_levels)))
+            name
+            for name in best.config
+            if any(
+                {**best.config, name: int(v)} not in seen
+                for v in space[name].values_at(np.arange(space[name].n_levels))
+            )
         }
         polled = {name: 0 for name in best.config}
-        for u in trials[since + 1:i]:
+        for u in trials[since + 1 : i]:
             if u.info.get("stall_escape"):
                 moved = [k for k in best.config if u.config[k] != best.config[k]]
                 if len(moved) == 1:

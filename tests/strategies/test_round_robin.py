@@ -10,7 +10,10 @@ from gpautotune.tuner import tune
 
 
 def test_walk_lowers_one_parameter_at_a_time_in_turn() -> None:
-    space = Space([IntRange("a", 1, 3), IntRange("b", 1, 2), IntRange("c", 1, 3)], constraints=["a + b + c <= 4"])
+    space = Space(
+        [IntRange("a", 1, 3), IntRange("b", 1, 2), IntRange("c", 1, 3)],
+        constraints=["a + b + c <= 4"],
+    )
     walk = space.to_configs(round_robin_walk(space))
     as_tuples = [(c["a"], c["b"], c["c"]) for c in walk]
     assert as_tuples[:6] == [(3, 2, 3), (2, 2, 3), (2, 1, 3), (2, 1, 2), (1, 1, 2), (1, 1, 1)]

@@ -10,7 +10,9 @@ from gpautotune.strategies._subspace import Subspace
 
 
 def _space() -> Space:
-    return Space([IntRange("a", 0, 5), IntRange("b", 0, 5), IntRange("c", 0, 3)], constraints=["a + b <= 6"])
+    return Space(
+        [IntRange("a", 0, 5), IntRange("b", 0, 5), IntRange("c", 0, 3)], constraints=["a + b <= 6"]
+    )
 
 
 def test_enumerate_keeps_the_fixed_levels_and_the_predicates() -> None:

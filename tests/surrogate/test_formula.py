@@ -36,8 +36,17 @@ CONFIGS = [
 
 
 def test_terms_are_evaluated_on_columns(space: Space) -> None:
-    basis = build_basis("threads + 1/threads + log2(threads) + unroll^2 + threads*unroll + overlap", space)
-    assert basis.term_names == ["threads", "1/threads", "log2(threads)", "unroll^2", "threads*unroll", "overlap"]
+    basis = build_basis(
+        "threads + 1/threads + log2(threads) + unroll^2 + threads*unroll + overlap", space
+    )
+    assert basis.term_names == [
+        "threads",
+        "1/threads",
+        "log2(threads)",
+        "unroll^2",
+        "threads*unroll",
+        "overlap",
+    ]
     H = basis(_columns(space, CONFIGS))
     t, u = np.array([32.0, 256, 1024]), np.array([1.0, 3, 4])
     expected = np.column_stack([t, 1 / t, np.log2(t), u**2, t * u, [0.0, 1, 1]])
@@ -142,7 +151,10 @@ def test_derived_model_inputs_can_be_trend_terms() -> None:
     assert basis.term_names == ["a", "b", "ratio", "ratio*b"]
     h = basis(_columns(space, [{"a": 6, "b": 3}, {"a": 8, "b": 1}]))
     np.testing.assert_allclose(h, [[6, 3, 2, 6], [8, 1, 8, 8]])
-    assert build_basis("linear", space, inputs=("ratio",)).term_names == ["a", "b"]  # shortcuts: parameters only
+    assert build_basis("linear", space, inputs=("ratio",)).term_names == [
+        "a",
+        "b",
+    ]  # shortcuts: parameters only
     with pytest.raises(ConfigError, match="'ratio'"):
         build_basis("ratio", space)  # not passed as an input: unknown
     with pytest.raises(ConfigError, match="only enter as itself"):

@@ -87,6 +87,8 @@ def test_quantile_regression_follows_the_lower_tail(space: Space) -> None:
     y = 1.0 + 0.1 * cols["a"] + rng.exponential(1.0, 400) * (11 - cols["a"])
     low = fit_linear(basis, basis(cols), y, quantile=0.05)
     mean = fit_linear(basis, basis(cols), y)
-    grid = basis(space.columns(space.to_index([{"a": 1, "b": 1, "c": 1}, {"a": 10, "b": 1, "c": 1}])))
+    grid = basis(
+        space.columns(space.to_index([{"a": 1, "b": 1, "c": 1}, {"a": 10, "b": 1, "c": 1}]))
+    )
     assert np.diff(low.predict(grid))[0] > 0 > np.diff(mean.predict(grid))[0]
     assert low.quantile == 0.05 and low.test in ("wald", "ols-f-test")

@@ -76,7 +76,9 @@ def measure_copy_bandwidth(
         program = cl.Program(context, _COPY_SOURCE).build(cache_dir=False)
     kernel = cl.Kernel(program, "copy")
     mf = cl.mem_flags
-    src = cl.Buffer(context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ones(nbytes, dtype=np.uint8))
+    src = cl.Buffer(
+        context, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=np.ones(nbytes, dtype=np.uint8)
+    )
     dst = cl.Buffer(context, mf.WRITE_ONLY, nbytes)
     kernel.set_args(src, dst)
     samples = []

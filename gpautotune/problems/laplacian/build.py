@@ -38,7 +38,14 @@ class BuiltProgram:
 
 def build_key(source: str, options: str, device: cl.Device) -> str:
     """SHA-256 of the source, the options and the device's name, version and driver."""
-    parts = [source, options, device.name, device.version, device.driver_version, device.platform.version]
+    parts = [
+        source,
+        options,
+        device.name,
+        device.version,
+        device.driver_version,
+        device.platform.version,
+    ]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
@@ -90,7 +97,9 @@ def _build_log(program: cl.Program, device: cl.Device) -> str:
 
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # "pre-build attribute access": the build failed
+            warnings.simplefilter(
+                "ignore", UserWarning
+            )  # "pre-build attribute access": the build failed
             return str(program.get_build_info(device, cl.program_build_info.LOG)).strip()
     except cl.Error:
         return ""

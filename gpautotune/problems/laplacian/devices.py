@@ -20,8 +20,19 @@ from gpautotune.exceptions import DeviceError
 if TYPE_CHECKING:
     import pyopencl as cl
 
-__all__ = ["DeviceInfo", "list_devices", "select_device", "open_device", "compiler_problem", "INSTALL_HINT",
-           "COMPILER_HINT", "register_icd", "NVIDIA_OPENCL_LIBRARY", "INTEL_CPU_LIBRARY", "KNOWN_LIBRARIES"]
+__all__ = [
+    "DeviceInfo",
+    "list_devices",
+    "select_device",
+    "open_device",
+    "compiler_problem",
+    "INSTALL_HINT",
+    "COMPILER_HINT",
+    "register_icd",
+    "NVIDIA_OPENCL_LIBRARY",
+    "INTEL_CPU_LIBRARY",
+    "KNOWN_LIBRARIES",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -92,15 +103,26 @@ def _info(pi: int, di: int, platform: cl.Platform, device: cl.Device) -> DeviceI
     import pyopencl as cl
 
     return DeviceInfo(
-        pi, di, platform.name.strip(), platform.version.strip(), platform.vendor.strip(), device.name.strip(),
-        cl.device_type.to_string(device.type), device.version.strip(), device.driver_version.strip(),
-        int(device.max_compute_units), int(device.max_work_group_size), int(device.global_mem_size),
+        pi,
+        di,
+        platform.name.strip(),
+        platform.version.strip(),
+        platform.vendor.strip(),
+        device.name.strip(),
+        cl.device_type.to_string(device.type),
+        device.version.strip(),
+        device.driver_version.strip(),
+        int(device.max_compute_units),
+        int(device.max_work_group_size),
+        int(device.global_mem_size),
     )
 
 
 def list_devices() -> list[DeviceInfo]:
     """Every device of every OpenCL platform (raises :class:`DeviceError` when there is none)."""
-    found = [_info(pi, di, p, d) for pi, p in enumerate(_platforms()) for di, d in enumerate(_devices(p))]
+    found = [
+        _info(pi, di, p, d) for pi, p in enumerate(_platforms()) for di, d in enumerate(_devices(p))
+    ]
     if not found:
         raise DeviceError(f"OpenCL platforms exist but have no device; {INSTALL_HINT}")
     return found
@@ -122,7 +144,9 @@ def compiler_problem(info: DeviceInfo) -> str | None:
 
     dev = open_device(info)
     try:
-        BuildCache(cl.Context([dev]), dev).build("__kernel void probe(__global int *a) { a[0] = 1; }")
+        BuildCache(cl.Context([dev]), dev).build(
+            "__kernel void probe(__global int *a) { a[0] = 1; }"
+        )
     except BuildFailure as exc:
         return exc.log
     except cl.Error as exc:
@@ -144,15 +168,21 @@ def select_device(platform: str | int | None = None, device: str | int | None = 
     on_platform = [d for d in every if _matches(platform, d.platform_index, d.platform, d.vendor)]
     picked = [d for i, d in enumerate(on_platform) if _matches(device, i, d.device)]
     if platform is None and device is None:
-        picked = [d for d in picked if "GPU" in d.device_type] + [d for d in picked if "GPU" not in d.device_type]
+        picked = [d for d in picked if "GPU" in d.device_type] + [
+            d for d in picked if "GPU" not in d.device_type
+        ]
         working = next((d for d in picked if compiler_problem(d) is None), None)
         if working is None:
-            raise DeviceError(f"no OpenCL device can build a kernel ({'; '.join(d.label() for d in every)}); "
-                              f"{COMPILER_HINT}")
+            raise DeviceError(
+                f"no OpenCL device can build a kernel ({'; '.join(d.label() for d in every)}); "
+                f"{COMPILER_HINT}"
+            )
         return working
     if not picked:
         listing = "; ".join(d.label() for d in every)
-        raise DeviceError(f"no OpenCL device matches platform={platform!r} device={device!r}; available: {listing}")
+        raise DeviceError(
+            f"no OpenCL device matches platform={platform!r} device={device!r}; available: {listing}"
+        )
     return picked[0]
 
 

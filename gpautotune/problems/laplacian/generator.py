@@ -70,9 +70,13 @@ class KernelPlan:
         if not bool(config.get("vector_recompute", True)):
             raise SpaceError("only vector_recompute = true is generated (as in the seeds' dataset)")
         if yc < 1 or en < yc or en % yc:
-            raise SpaceError(f"elements_number {en} must be a positive multiple of y_component_number {yc}")
+            raise SpaceError(
+                f"elements_number {en} must be a positive multiple of y_component_number {yc}"
+            )
         if vl not in (1, 2, 4, 8, 16) or ts not in (2, 4):
-            raise SpaceError(f"vector_length {vl} must be 1..16 (power of two), temporary_size 2 or 4, not {ts}")
+            raise SpaceError(
+                f"vector_length {vl} must be 1..16 (power of two), temporary_size 2 or 4, not {ts}"
+            )
         if ly < 1 or tn % ly:
             raise SpaceError(f"lws_y {ly} must divide threads_number {tn}")
         return cls(en // yc, yc, vl, ts, bool(config["load_overlap"]), tn // ly, ly)
@@ -166,11 +170,16 @@ def _declarations(plan: KernelPlan) -> list[str]:
     tempc = [f"tempc{c}{v}{r}" for c in range(3) for v in range(vn) for r in range(rows)]
     resc = [f"resc{v}{r}" for v in range(vn) for r in range(plan.y_components)]
     res = [f"res{v}{r}" for v in range(vn) for r in range(plan.y_components)]
-    out = [f"  {temp} {', '.join(tempc)};", f"  {temp} {', '.join(resc)};",
-           f"  {_vtype('uchar', vl)} {', '.join(res)};"]
+    out = [
+        f"  {temp} {', '.join(tempc)};",
+        f"  {temp} {', '.join(resc)};",
+        f"  {_vtype('uchar', vl)} {', '.join(res)};",
+    ]
     if not plan.load_overlap:
-        out += [f"  {_vtype('uchar', size)} {_piece_name(start, size)};"
-                for start, size in window_pieces(plan.total_x + 6)]
+        out += [
+            f"  {_vtype('uchar', size)} {_piece_name(start, size)};"
+            for start, size in window_pieces(plan.total_x + 6)
+        ]
     return out
 
 
@@ -219,7 +228,9 @@ def _piece_name(start: int, size: int) -> str:
 def _row_window_loads(plan: KernelPlan, row: int) -> list[str]:
     """No ``load_overlap``: one window of ``total_x + 6`` bytes, columns assembled by swizzles."""
     pieces = window_pieces(plan.total_x + 6)
-    out = [f"  {_piece_name(s, n)} = {_load(n, _address('psrc', s - 3, row - 1))};" for s, n in pieces]
+    out = [
+        f"  {_piece_name(s, n)} = {_load(n, _address('psrc', s - 3, row - 1))};" for s, n in pieces
+    ]
     vl = plan.vector_length
     for col in range(3):
         for v in range(plan.vector_number):
@@ -243,7 +254,7 @@ def _window_range(pieces: list[tuple[int, int]], first: int, count: int) -> list
         k = lo - start
         while k < hi - start:
             n = next(s for s in _SWIZZLE_SIZES if s <= hi - start - k)
-            parts.append(f"{name}.s{_SWIZZLE_DIGITS[k:k + n]}")
+            parts.append(f"{name}.s{_SWIZZLE_DIGITS[k : k + n]}")
             k += n
     return parts
 
@@ -268,5 +279,7 @@ def _stores(plan: KernelPlan) -> list[str]:
     for r in range(plan.y_components):
         for v in range(plan.vector_number):
             addr = _address("pdst", v * vl, r)
-            out.append(f"  {addr[1:]} = res{v}{r};" if vl == 1 else f"  vstore{vl}(res{v}{r}, 0, {addr});")
+            out.append(
+                f"  {addr[1:]} = res{v}{r};" if vl == 1 else f"  vstore{vl}(res{v}{r}, 0, {addr});"
+            )
     return out

@@ -27,13 +27,23 @@ __all__ = ["LaplacianProblem", "NAIVE_CONFIG", "K40C_OPTIMUM"]
 #: One work item per pixel (its 3 components as scalars), ``int`` arithmetic, direct
 #: loads, 256-wide work groups: the straightforward port of the C loop (seed 003 fig. 11.2).
 NAIVE_CONFIG: Config = {
-    "elements_number": 3, "y_component_number": 1, "vector_length": 1, "temporary_size": 4,
-    "load_overlap": True, "threads_number": 256, "lws_y": 1,
+    "elements_number": 3,
+    "y_component_number": 1,
+    "vector_length": 1,
+    "temporary_size": 4,
+    "load_overlap": True,
+    "threads_number": 256,
+    "lws_y": 1,
 }
 #: The seeds' exhaustive optimum on the K40c (1.16501e-10 s/pixel).
 K40C_OPTIMUM: Config = {
-    "elements_number": 6, "y_component_number": 6, "vector_length": 1, "temporary_size": 2,
-    "load_overlap": True, "threads_number": 1024, "lws_y": 2,
+    "elements_number": 6,
+    "y_component_number": 6,
+    "vector_length": 1,
+    "temporary_size": 2,
+    "load_overlap": True,
+    "threads_number": 1024,
+    "lws_y": 2,
 }
 
 
@@ -60,17 +70,36 @@ class LaplacianProblem(Problem):
     name = "laplacian"
     measures_hardware = True
 
-    def __init__(self, *, platform: str | int | None = None, device: str | int | None = None,
-                 sizes: SizesLike = "small", timeout_s: float = 60.0, repeats: int = 4, seed: int = 0,
-                 register_rule: Literal["proxy", "slides", "none"] = "proxy") -> None:
+    def __init__(
+        self,
+        *,
+        platform: str | int | None = None,
+        device: str | int | None = None,
+        sizes: SizesLike = "small",
+        timeout_s: float = 60.0,
+        repeats: int = 4,
+        seed: int = 0,
+        register_rule: Literal["proxy", "slides", "none"] = "proxy",
+    ) -> None:
         self.space = laplacian_space(register_rule)
         self.sizes = resolve_sizes(sizes)
-        self.timeout_s, self.repeats, self.seed, self.register_rule = float(timeout_s), int(repeats), int(seed), register_rule
+        self.timeout_s, self.repeats, self.seed, self.register_rule = (
+            float(timeout_s),
+            int(repeats),
+            int(seed),
+            register_rule,
+        )
         self.device_info = select_device(platform, device)
-        problem = compiler_problem(self.device_info) if platform is not None or device is not None else None
+        problem = (
+            compiler_problem(self.device_info)
+            if platform is not None or device is not None
+            else None
+        )
         if problem is not None:
-            raise DeviceError(f"{self.device_info.label()} cannot build OpenCL kernels: {problem.splitlines()[0]}; "
-                              f"{COMPILER_HINT}")
+            raise DeviceError(
+                f"{self.device_info.label()} cannot build OpenCL kernels: {problem.splitlines()[0]}; "
+                f"{COMPILER_HINT}"
+            )
         self._runner: LaplacianRunner | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -86,7 +115,9 @@ class LaplacianProblem(Problem):
     def prepare(self) -> None:
         """Open the device, upload the images, measure the copy bandwidth (once)."""
         if self._runner is None:
-            self._runner = LaplacianRunner(self.device_info, self.sizes, repeats=self.repeats, seed=self.seed)
+            self._runner = LaplacianRunner(
+                self.device_info, self.sizes, repeats=self.repeats, seed=self.seed
+            )
 
     def kernel(self, config: Mapping[str, Any]) -> GeneratedKernel:
         """The generated kernel of a configuration (the source is kept with its measurement)."""
@@ -111,9 +142,16 @@ class LaplacianProblem(Problem):
 
     def describe(self) -> dict[str, Any]:
         d = self.device_info
-        return {"name": self.name, "platform": d.platform, "device": d.device, "driver_version": d.driver_version,
-                "sizes": [list(s) for s in self.sizes], "repeats": self.repeats, "seed": self.seed,
-                "register_rule": self.register_rule}
+        return {
+            "name": self.name,
+            "platform": d.platform,
+            "device": d.device,
+            "driver_version": d.driver_version,
+            "sizes": [list(s) for s in self.sizes],
+            "repeats": self.repeats,
+            "seed": self.seed,
+            "register_rule": self.register_rule,
+        }
 
     def close(self) -> None:
         """Release the device buffers of this process."""

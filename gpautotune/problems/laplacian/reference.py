@@ -26,13 +26,15 @@ def interior(image: np.ndarray) -> np.ndarray:
 def laplacian_reference(image: np.ndarray) -> np.ndarray:
     """The filtered interior of ``image`` (shape ``(h-2, w-6)``, ``uint8``)."""
     if image.dtype != np.uint8 or image.ndim != 2 or image.shape[0] < 3 or image.shape[1] < 7:
-        raise ValueError(f"expected a (height >= 3, 3*width >= 7) uint8 image, got {image.dtype} {image.shape}")
+        raise ValueError(
+            f"expected a (height >= 3, 3*width >= 7) uint8 image, got {image.dtype} {image.shape}"
+        )
     src = image.astype(np.int16)
     h, w = src.shape
-    acc = 10 * src[1:h - 1, 3:w - 3]
+    acc = 10 * src[1 : h - 1, 3 : w - 3]
     for dy in range(3):
         for dx in (0, 3, 6):
-            acc -= src[dy:dy + h - 2, dx:dx + w - 6]
+            acc -= src[dy : dy + h - 2, dx : dx + w - 6]
     return np.clip(acc, 0, 255).astype(np.uint8)
 
 
@@ -59,8 +61,10 @@ class Mismatch:
     got: int
 
     def __str__(self) -> str:
-        return (f"{self.count} interior bytes differ from the reference; first at row {self.first[0]},"
-                f" byte {self.first[1]}: expected {self.expected}, got {self.got}")
+        return (
+            f"{self.count} interior bytes differ from the reference; first at row {self.first[0]},"
+            f" byte {self.first[1]}: expected {self.expected}, got {self.got}"
+        )
 
 
 def compare_interior(output: np.ndarray, expected_interior: np.ndarray) -> Mismatch | None:

@@ -72,21 +72,33 @@ class LaplacianRunner:
         probe_bandwidth: measure the copy bandwidth once, to report the memory bound.
     """
 
-    def __init__(self, device: DeviceInfo, sizes: Sequence[tuple[int, int]], *, repeats: int = 4, seed: int = 0,
-                 build_options: str = "", probe_bandwidth: bool = True) -> None:
+    def __init__(
+        self,
+        device: DeviceInfo,
+        sizes: Sequence[tuple[int, int]],
+        *,
+        repeats: int = 4,
+        seed: int = 0,
+        build_options: str = "",
+        probe_bandwidth: bool = True,
+    ) -> None:
         import pyopencl as cl
 
         self.info, self.repeats, self.build_options = device, repeats, build_options
         self.device = open_device(device)
         self.context = cl.Context([self.device])
-        self.queue = cl.CommandQueue(self.context, properties=cl.command_queue_properties.PROFILING_ENABLE)
+        self.queue = cl.CommandQueue(
+            self.context, properties=cl.command_queue_properties.PROFILING_ENABLE
+        )
         self.builds = BuildCache(self.context, self.device)
         self.images = [self._image(w, h, seed + i) for i, (w, h) in enumerate(sizes)]
         self.bandwidth: CopyBandwidth | None = None
         if probe_bandwidth:
             largest = max(3 * w * h for w, h in sizes)
             cap = int(self.device.max_mem_alloc_size) // 2
-            self.bandwidth = measure_copy_bandwidth(self.context, self.queue, min(cap, max(_MIN_PROBE_BYTES, largest)))
+            self.bandwidth = measure_copy_bandwidth(
+                self.context, self.queue, min(cap, max(_MIN_PROBE_BYTES, largest))
+            )
 
     def _image(self, width: int, height: int, seed: int) -> _Image:
         import pyopencl as cl
@@ -107,9 +119,13 @@ class LaplacianRunner:
         """Device, platform and driver, stored with every measurement."""
         i = self.info
         meta: dict[str, Any] = {
-            "device": i.device, "platform": i.platform, "platform_version": i.platform_version,
-            "device_version": i.device_version, "driver_version": i.driver_version,
-            "sizes": [[im.width, im.height] for im in self.images], "repeats": self.repeats,
+            "device": i.device,
+            "platform": i.platform,
+            "platform_version": i.platform_version,
+            "device_version": i.device_version,
+            "driver_version": i.driver_version,
+            "sizes": [[im.width, im.height] for im in self.images],
+            "repeats": self.repeats,
         }
         if self.bandwidth is not None:
             meta["copy_bandwidth_Bps"] = self.bandwidth.bytes_per_s
@@ -129,18 +145,23 @@ class LaplacianRunner:
         times: list[list[float]] = []
         try:
             clk = cl.Kernel(built.program, KERNEL_NAME)
-            meta["kernel_max_work_group_size"] = int(clk.get_work_group_info(
-                cl.kernel_work_group_info.WORK_GROUP_SIZE, self.device))
+            meta["kernel_max_work_group_size"] = int(
+                clk.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, self.device)
+            )
             for image in self.images:
                 result = self._run_size(clk, kernel, image)
                 if isinstance(result, Mismatch):
-                    return Measurement.failure(Status.WRONG_RESULT, f"{image.width}x{image.height}: {result}", **meta)
+                    return Measurement.failure(
+                        Status.WRONG_RESULT, f"{image.width}x{image.height}: {result}", **meta
+                    )
                 times.append(result)
         except cl.Error as exc:
             return Measurement.failure(Status.RUN_ERROR, f"{type(exc).__name__}: {exc}", **meta)
         return self._success(kernel, times, meta)
 
-    def _run_size(self, clk: cl.Kernel, kernel: GeneratedKernel, image: _Image) -> list[float] | Mismatch:
+    def _run_size(
+        self, clk: cl.Kernel, kernel: GeneratedKernel, image: _Image
+    ) -> list[float] | Mismatch:
         import pyopencl as cl
 
         gsize = kernel.global_size(image.width, image.height)
@@ -161,12 +182,17 @@ class LaplacianRunner:
         event.wait()
         return (event.profile.end - event.profile.start) * 1e-9
 
-    def _success(self, kernel: GeneratedKernel, times: list[list[float]], meta: dict[str, Any]) -> Measurement:
+    def _success(
+        self, kernel: GeneratedKernel, times: list[list[float]], meta: dict[str, Any]
+    ) -> Measurement:
         per_size = [min(t) / im.pixels for t, im in zip(times, self.images, strict=True)]
         value = float(np.mean(per_size))
         samples = [s / im.pixels for t, im in zip(times, self.images, strict=True) for s in t]
-        meta.update(kernel_times_s=times, time_per_pixel_by_size=per_size,
-                    global_sizes=[list(kernel.global_size(im.width, im.height)) for im in self.images])
+        meta.update(
+            kernel_times_s=times,
+            time_per_pixel_by_size=per_size,
+            global_sizes=[list(kernel.global_size(im.width, im.height)) for im in self.images],
+        )
         if self.bandwidth is not None:
             meta["bound_fraction"] = self.bandwidth.bound_time_per_pixel / value
         return Measurement.success(value, samples, **meta)

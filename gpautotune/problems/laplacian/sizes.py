@@ -31,9 +31,13 @@ def _parse(item: str | Sequence[int]) -> tuple[int, int]:
     try:
         width, height = (int(p) for p in parts)
     except (TypeError, ValueError):
-        raise ConfigError(f"an image size is 'WIDTHxHEIGHT' or [width, height], not {item!r}") from None
+        raise ConfigError(
+            f"an image size is 'WIDTHxHEIGHT' or [width, height], not {item!r}"
+        ) from None
     if width < MIN_SIZE[0] or height < MIN_SIZE[1]:
-        raise ConfigError(f"image size {width}x{height} is below the minimum {MIN_SIZE[0]}x{MIN_SIZE[1]}")
+        raise ConfigError(
+            f"image size {width}x{height} is below the minimum {MIN_SIZE[0]}x{MIN_SIZE[1]}"
+        )
     return width, height
 
 
@@ -47,7 +51,9 @@ def resolve_sizes(sizes: SizesLike) -> tuple[tuple[int, int], ...]:
         if sizes in SIZE_PRESETS:
             return SIZE_PRESETS[sizes]
         if "x" not in sizes.lower():
-            raise ConfigError(f"unknown size preset {sizes!r}; presets: {sorted(SIZE_PRESETS)} or 'WxH,...'")
+            raise ConfigError(
+                f"unknown size preset {sizes!r}; presets: {sorted(SIZE_PRESETS)} or 'WxH,...'"
+            )
         sizes = [s.strip() for s in sizes.split(",") if s.strip()]
     out = tuple(_parse(s) for s in sizes)
     if not out:

@@ -38,7 +38,9 @@ class Accuracy:
             return self.top1
         if name == "top5" and self.top5 is not None:
             return self.top5
-        raise ConfigError(f"accuracy metric must be 'top1' or 'top5' (top5 needs > {TOP5_MIN_CLASSES} classes), got {name!r}")
+        raise ConfigError(
+            f"accuracy metric must be 'top1' or 'top5' (top5 needs > {TOP5_MIN_CLASSES} classes), got {name!r}"
+        )
 
 
 def resolve_device(device: str | torch.device | None) -> torch.device:
@@ -50,7 +52,9 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
     except (RuntimeError, TypeError) as exc:
         raise ConfigError(f"device {device!r} is not a torch device ({exc})") from None
     if resolved.type == "cuda" and not torch.cuda.is_available():
-        raise ConfigError(f"device {device!r} asked for CUDA, but this PyTorch sees no CUDA GPU; use device='cpu'")
+        raise ConfigError(
+            f"device {device!r} asked for CUDA, but this PyTorch sees no CUDA GPU; use device='cpu'"
+        )
     return resolved
 
 

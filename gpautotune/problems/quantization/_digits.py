@@ -25,7 +25,14 @@ from torch.utils.data import DataLoader, TensorDataset
 from gpautotune.exceptions import ConfigError
 from gpautotune.problems.quantization._accuracy import resolve_device
 
-__all__ = ["DigitsResNet", "DigitsTraining", "digits_data", "digits_loaders", "digits_model", "cache_dir"]
+__all__ = [
+    "DigitsResNet",
+    "DigitsTraining",
+    "digits_data",
+    "digits_loaders",
+    "digits_model",
+    "cache_dir",
+]
 
 _log = logging.getLogger(__name__)
 CACHE_ENV = "GPAUTOTUNE_CACHE"
@@ -44,21 +51,29 @@ def digits_data() -> tuple[TensorDataset, TensorDataset]:
         from sklearn.datasets import load_digits
         from sklearn.model_selection import train_test_split
     except ImportError:  # pragma: no cover - scikit-learn is the `quantization` extra
-        raise ConfigError("the digits demo needs scikit-learn: pip install 'gpautotune[quantization]'") from None
+        raise ConfigError(
+            "the digits demo needs scikit-learn: pip install 'gpautotune[quantization]'"
+        ) from None
     data = load_digits()
     x = (data.images / 16.0).astype(np.float32)[:, None, :, :]
     y = data.target.astype(np.int64)
-    xt, xv, yt, yv = train_test_split(x, y, test_size=VAL_FRACTION, random_state=SPLIT_SEED, stratify=y)
-    return (TensorDataset(torch.from_numpy(xt), torch.from_numpy(yt)),
-            TensorDataset(torch.from_numpy(xv), torch.from_numpy(yv)))
+    xt, xv, yt, yv = train_test_split(
+        x, y, test_size=VAL_FRACTION, random_state=SPLIT_SEED, stratify=y
+    )
+    return (
+        TensorDataset(torch.from_numpy(xt), torch.from_numpy(yt)),
+        TensorDataset(torch.from_numpy(xv), torch.from_numpy(yv)),
+    )
 
 
 def digits_loaders(batch_size: int = 128, seed: int = 0) -> tuple[DataLoader, DataLoader]:
     """``(train_loader, val_loader)``: the training loader shuffles (seeded), validation does not."""
     train, val = digits_data()
     generator = torch.Generator().manual_seed(seed)
-    return (DataLoader(train, batch_size=batch_size, shuffle=True, generator=generator),
-            DataLoader(val, batch_size=len(val)))
+    return (
+        DataLoader(train, batch_size=batch_size, shuffle=True, generator=generator),
+        DataLoader(val, batch_size=len(val)),
+    )
 
 
 class _Block(nn.Module):
@@ -70,7 +85,9 @@ class _Block(nn.Module):
         self.bn2 = nn.BatchNorm2d(cout)
         self.shortcut = nn.Sequential()
         if stride != 1 or cin != cout:
-            self.shortcut = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+            self.shortcut = nn.Sequential(
+                nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout)
+            )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out = F.relu(self.bn1(self.conv1(x)))
@@ -88,12 +105,20 @@ class DigitsResNet(nn.Module):
 
     def __init__(self, width: int = 16, blocks: int = 2, classes: int = 10) -> None:
         super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(1, width, 3, 1, 1, bias=False), nn.BatchNorm2d(width), nn.ReLU())
+        self.stem = nn.Sequential(
+            nn.Conv2d(1, width, 3, 1, 1, bias=False), nn.BatchNorm2d(width), nn.ReLU()
+        )
         stages, cin = [], width
         for k, stride in enumerate((1, 2, 2)):
             cout = width * 2**k
-            stages.append(nn.Sequential(*[_Block(cin if i == 0 else cout, cout, stride if i == 0 else 1)
-                                          for i in range(blocks)]))
+            stages.append(
+                nn.Sequential(
+                    *[
+                        _Block(cin if i == 0 else cout, cout, stride if i == 0 else 1)
+                        for i in range(blocks)
+                    ]
+                )
+            )
             cin = cout
         self.layer1, self.layer2, self.layer3 = stages
         self.fc = nn.Linear(cin, classes)
@@ -126,8 +151,9 @@ def _train(settings: DigitsTraining, device: torch.device) -> DigitsResNet:
         model = DigitsResNet(settings.width, settings.blocks).to(device)
         train, _ = digits_loaders(settings.batch_size, settings.seed)
         optimiser = torch.optim.Adam(model.parameters(), lr=settings.lr, weight_decay=1e-4)
-        schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, settings.lr, epochs=settings.epochs,
-                                                       steps_per_epoch=len(train))
+        schedule = torch.optim.lr_scheduler.OneCycleLR(
+            optimiser, settings.lr, epochs=settings.epochs, steps_per_epoch=len(train)
+        )
         model.train()
         for _ in range(settings.epochs):
             for x, y in train:
@@ -139,8 +165,12 @@ def _train(settings: DigitsTraining, device: torch.device) -> DigitsResNet:
     return model.eval()
 
 
-def digits_model(settings: DigitsTraining | None = None, *, device: str | torch.device | None = None,
-                 cache: Path | None = None) -> DigitsResNet:
+def digits_model(
+    settings: DigitsTraining | None = None,
+    *,
+    device: str | torch.device | None = None,
+    cache: Path | None = None,
+) -> DigitsResNet:
     """The trained demo model: loaded from the cache, or trained (seconds) and cached.
 
     Args:
@@ -150,7 +180,9 @@ def digits_model(settings: DigitsTraining | None = None, *, device: str | torch.
     """
     settings = settings or DigitsTraining()
     device = resolve_device(device)
-    path = (cache or cache_dir()) / f"digits-resnet-w{settings.width}-s{settings.seed}-{settings.key(device)}.pt"
+    path = (
+        cache or cache_dir()
+    ) / f"digits-resnet-w{settings.width}-s{settings.seed}-{settings.key(device)}.pt"
     model = DigitsResNet(settings.width, settings.blocks)
     if path.is_file():
         model.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))

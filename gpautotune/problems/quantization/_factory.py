@@ -38,6 +38,14 @@ def digits_problem(
     model = digits_model(DigitsTraining(width=width, seed=seed), device=device)
     train, val = digits_loaders(seed=seed)
     quantizer = Quantizer(method=method, finetune_steps=finetune_steps, seed=seed)
-    return QuantizationProblem(model, val, size_limit=size_limit, bits=range(bits_low, bits_high + 1),
-                              quantizer=quantizer, train_loader=train if finetune_steps else None,
-                              metric=metric, device=device, name="quantization-digits")
+    return QuantizationProblem(
+        model,
+        val,
+        size_limit=size_limit,
+        bits=range(bits_low, bits_high + 1),
+        quantizer=quantizer,
+        train_loader=train if finetune_steps else None,
+        metric=metric,
+        device=device,
+        name="quantization-digits",
+    )

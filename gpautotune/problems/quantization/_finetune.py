@@ -65,7 +65,9 @@ def finetune_ste(
     """
     modules = dict(model.named_modules())
     layers = {name: modules[name] for name in bits}
-    optimiser = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=lr, momentum=0.9)
+    optimiser = torch.optim.SGD(
+        [p for p in model.parameters() if p.requires_grad], lr=lr, momentum=0.9
+    )
     cuda = [device.index or 0] if device.type == "cuda" else []
     loss = 0.0
     model.train()
@@ -87,8 +89,15 @@ def finetune_ste(
     return loss
 
 
-def _step(model: nn.Module, layers: Mapping[str, nn.Module], bits: Mapping[str, int], batch: Any,
-          optimiser: torch.optim.Optimizer, method: str, device: torch.device) -> float:
+def _step(
+    model: nn.Module,
+    layers: Mapping[str, nn.Module],
+    bits: Mapping[str, int],
+    batch: Any,
+    optimiser: torch.optim.Optimizer,
+    method: str,
+    device: torch.device,
+) -> float:
     """One STE step: loss and gradient at the quantized weights, update of the float ones."""
     x, y = split_batch(batch, device)
     masters = {}

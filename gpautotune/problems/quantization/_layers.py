@@ -62,17 +62,25 @@ def find_layers(model: nn.Module, layers: Sequence[str] | None = None) -> tuple[
         names = list(layers)
         unknown = [n for n in names if n not in modules]
         if unknown:
-            raise ConfigError(f"layers {unknown} are not modules of the model; some modules: {list(modules)[:12]}")
+            raise ConfigError(
+                f"layers {unknown} are not modules of the model; some modules: {list(modules)[:12]}"
+            )
         if len(set(names)) != len(names):
-            raise ConfigError(f"layers are listed twice: {sorted({n for n in names if names.count(n) > 1})}")
+            raise ConfigError(
+                f"layers are listed twice: {sorted({n for n in names if names.count(n) > 1})}"
+            )
     out = []
     for name in names:
         weight = getattr(modules[name], "weight", None)
         if weight is None or weight.dim() < 1:
             raise ConfigError(f"layer {name!r} has no weight tensor to quantize")
-        out.append(LayerInfo(name, type(modules[name]).__name__, tuple(int(s) for s in weight.shape)))
+        out.append(
+            LayerInfo(name, type(modules[name]).__name__, tuple(int(s) for s in weight.shape))
+        )
     if not out:
-        raise ConfigError("the model has no quantizable layer (Conv*d or Linear); name them with `layers`")
+        raise ConfigError(
+            "the model has no quantizable layer (Conv*d or Linear); name them with `layers`"
+        )
     return tuple(out)
 
 

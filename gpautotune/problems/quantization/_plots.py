@@ -44,8 +44,14 @@ def best_so_far(history: pd.DataFrame) -> np.ndarray:
     return np.minimum.accumulate(values)
 
 
-def plot_policy_trace(history: pd.DataFrame, layers: Sequence[str], *, size_limit: float | None = None,
-                      reference: float | None = None, title: str | None = None):  # noqa: ANN201 - a Figure
+def plot_policy_trace(
+    history: pd.DataFrame,
+    layers: Sequence[str],
+    *,
+    size_limit: float | None = None,
+    reference: float | None = None,
+    title: str | None = None,
+):  # noqa: ANN201 - a Figure
     """Heat map of bits per layer (rows) and trial (columns), trial sizes and accuracies.
 
     Args:
@@ -58,8 +64,14 @@ def plot_policy_trace(history: pd.DataFrame, layers: Sequence[str], *, size_limi
     plt = _pyplot()
     ok = history[history["status"] == "ok"].reset_index(drop=True)
     fig, axes = plt.subplots(1, 3, figsize=(13, 0.22 * len(layers) + 2.2), width_ratios=[3, 1, 1])
-    image = axes[0].imshow(ok[list(layers)].to_numpy(dtype=float).T, aspect="auto", cmap="RdYlGn", vmin=1, vmax=8,
-                           interpolation="nearest")
+    image = axes[0].imshow(
+        ok[list(layers)].to_numpy(dtype=float).T,
+        aspect="auto",
+        cmap="RdYlGn",
+        vmin=1,
+        vmax=8,
+        interpolation="nearest",
+    )
     axes[0].set_yticks(range(len(layers)), layers, fontsize=7)
     axes[0].set_xlabel("iteration")
     fig.colorbar(image, ax=axes[0], label="bits", fraction=0.04)
@@ -97,8 +109,14 @@ def plot_best_so_far(frame: pd.DataFrame, *, level: float = 0.95, title: str | N
         curves = [best_so_far(g.sort_values("number")) for _, g in group.groupby("seed")]
         length = min(len(c) for c in curves)
         matrix = 100 * np.vstack([c[:length] for c in curves])
-        bands = np.array([mean_ci(matrix[:, i][np.isfinite(matrix[:, i])], level) if np.isfinite(matrix[:, i]).any()
-                          else (np.nan,) * 3 for i in range(length)])
+        bands = np.array(
+            [
+                mean_ci(matrix[:, i][np.isfinite(matrix[:, i])], level)
+                if np.isfinite(matrix[:, i]).any()
+                else (np.nan,) * 3
+                for i in range(length)
+            ]
+        )
         x = np.arange(1, length + 1)
         ax.plot(x, bands[:, 0], label=f"{name} ({len(curves)} seeds)")
         ax.fill_between(x, bands[:, 1], bands[:, 2], alpha=0.25)

@@ -50,8 +50,12 @@ class PolicySize:
 
 def resolve_size_limit(size_limit: int | float, float32_bytes: int) -> int:
     """Bytes allowed: an int is bytes; a float in (0, 1) is a fraction of the float32 size."""
-    if isinstance(size_limit, bool) or not isinstance(size_limit, (int, float, np.integer, np.floating)):
-        raise ConfigError(f"size_limit must be bytes (int) or a fraction in (0, 1) (float), got {size_limit!r}")
+    if isinstance(size_limit, bool) or not isinstance(
+        size_limit, (int, float, np.integer, np.floating)
+    ):
+        raise ConfigError(
+            f"size_limit must be bytes (int) or a fraction in (0, 1) (float), got {size_limit!r}"
+        )
     if isinstance(size_limit, (float, np.floating)) and not float(size_limit).is_integer():
         if not 0.0 < size_limit < 1.0:
             raise ConfigError(f"a fractional size_limit must lie in (0, 1), got {size_limit}")
@@ -75,7 +79,9 @@ def _levels(layers: Sequence[LayerInfo], bits: BitsSpec) -> tuple[tuple[int, ...
     for layer, levels in zip(layers, per_layer, strict=True):
         levels = tuple(sorted({int(b) for b in levels}))
         if not levels or levels[0] < 1 or levels[-1] > 16:
-            raise ConfigError(f"layer {layer.name!r}: bit widths must be a non-empty set within 1..16, got {levels}")
+            raise ConfigError(
+                f"layer {layer.name!r}: bit widths must be a non-empty set within 1..16, got {levels}"
+            )
         out.append(levels)
     return tuple(out)
 
@@ -106,13 +112,23 @@ class PolicySpace:
             )
         params = [_parameter(n, lv) for n, lv in zip(names, self.levels, strict=True)]
         tables = tuple(self._table(layer) for layer in self.layers)
-        space = Space(params, constraints=[f"{SIZE_COLUMN} <= {self.size_limit}"],
-                      derived={SIZE_COLUMN: PolicySize(names, tables)}, name="quantization-policy")
+        space = Space(
+            params,
+            constraints=[f"{SIZE_COLUMN} <= {self.size_limit}"],
+            derived={SIZE_COLUMN: PolicySize(names, tables)},
+            name="quantization-policy",
+        )
         object.__setattr__(self, "space", space)
 
     @classmethod
-    def build(cls, layers: Sequence[LayerInfo], *, size_limit: int | float, bits: BitsSpec = range(1, 9),
-              method: str = "uniform") -> PolicySpace:
+    def build(
+        cls,
+        layers: Sequence[LayerInfo],
+        *,
+        size_limit: int | float,
+        bits: BitsSpec = range(1, 9),
+        method: str = "uniform",
+    ) -> PolicySpace:
         """A policy space for ``layers``; ``size_limit`` in bytes or as a float32 fraction."""
         layers = tuple(layers)
         float32 = sum(4 * layer.n_weights for layer in layers)
@@ -120,7 +136,10 @@ class PolicySpace:
 
     def _table(self, layer: LayerInfo) -> tuple[int, ...]:
         top = max(max(lv) for lv in self.levels)
-        return (0,) + tuple(weight_bytes(layer.n_weights, layer.out_channels, b, self.method) for b in range(1, top + 1))
+        return (0,) + tuple(
+            weight_bytes(layer.n_weights, layer.out_channels, b, self.method)
+            for b in range(1, top + 1)
+        )
 
     # ------------------------------------------------------------- sizes
     @property
@@ -130,8 +149,10 @@ class PolicySpace:
 
     def bytes_of(self, config: Mapping[str, int]) -> int:
         """Exact bytes of a configuration (parameter names -> bits), valid or not."""
-        return sum(weight_bytes(layer.n_weights, layer.out_channels, int(config[n]), self.method)
-                   for layer, n in zip(self.layers, self.names, strict=True))
+        return sum(
+            weight_bytes(layer.n_weights, layer.out_channels, int(config[n]), self.method)
+            for layer, n in zip(self.layers, self.names, strict=True)
+        )
 
     def sizes(self, index: np.ndarray) -> np.ndarray:
         """Bytes of each row of an index matrix (vectorised)."""
@@ -140,27 +161,41 @@ class PolicySpace:
     def mean_bits(self, config: Mapping[str, int]) -> float:
         """Average bits per weight ``sum_l n_l b_l / sum_l n_l``."""
         total = sum(layer.n_weights for layer in self.layers)
-        return sum(layer.n_weights * int(config[n]) for layer, n in zip(self.layers, self.names, strict=True)) / total
+        return (
+            sum(
+                layer.n_weights * int(config[n])
+                for layer, n in zip(self.layers, self.names, strict=True)
+            )
+            / total
+        )
 
     # ------------------------------------------------------- conversions
     def to_policy(self, config: Mapping[str, Any]) -> dict[str, int]:
         """Layer name -> bits of a configuration."""
-        return {layer.name: int(config[n]) for layer, n in zip(self.layers, self.names, strict=True)}
+        return {
+            layer.name: int(config[n]) for layer, n in zip(self.layers, self.names, strict=True)
+        }
 
     def to_config(self, policy: Mapping[str, int]) -> Config:
         """Configuration of a policy (layer name -> bits)."""
         missing = [layer.name for layer in self.layers if layer.name not in policy]
         if missing:
             raise ConfigError(f"the policy gives no bit width for layers {missing}")
-        return {n: int(policy[layer.name]) for layer, n in zip(self.layers, self.names, strict=True)}
+        return {
+            n: int(policy[layer.name]) for layer, n in zip(self.layers, self.names, strict=True)
+        }
 
     def uniform(self, bits: int) -> dict[str, int]:
         """The policy with every layer at ``bits``."""
         return {layer.name: int(bits) for layer in self.layers}
 
     def describe(self) -> dict[str, Any]:
-        return {"layers": [layer.name for layer in self.layers], "levels": [list(lv) for lv in self.levels],
-                "size_limit": self.size_limit, "method": self.method}
+        return {
+            "layers": [layer.name for layer in self.layers],
+            "levels": [list(lv) for lv in self.levels],
+            "size_limit": self.size_limit,
+            "method": self.method,
+        }
 
 
 def _parameter(name: str, levels: tuple[int, ...]) -> Ordinal:

@@ -72,22 +72,36 @@ class QuantizationProblem(Problem):
         name: str | None = None,
     ) -> None:
         self.quantizer = quantizer or Quantizer()
-        self.policies = PolicySpace.build(find_layers(model, layers), size_limit=size_limit, bits=bits,
-                                          method=self.quantizer.method)
+        self.policies = PolicySpace.build(
+            find_layers(model, layers),
+            size_limit=size_limit,
+            bits=bits,
+            method=self.quantizer.method,
+        )
         self.space = self.policies.space
         self.device = resolve_device(device)
         self.val_loader, self.train_loader, self.metric = val_loader, train_loader, metric
         self.name = name or self.name
         self.fingerprint = model_fingerprint(model)
-        self._work = WorkingModel(model, [layer.name for layer in self.policies.layers], self.quantizer,
-                                  self.device, train_loader)
+        self._work = WorkingModel(
+            model,
+            [layer.name for layer in self.policies.layers],
+            self.quantizer,
+            self.device,
+            train_loader,
+        )
         self.float_accuracy = evaluate_accuracy(self._work.model, val_loader, self.device)
         self.reference = self._accuracy(self.policies.uniform(REFERENCE_BITS))
         self.reference.metric(metric)  # a bad metric fails here, not at every evaluation
         self.evaluations = 0
-        _log.info("quantization problem: %d layers, limit %d of %d float32 bytes, 8-bit %s %.4f",
-                  len(self.policies.layers), self.policies.size_limit, self.policies.float32_bytes,
-                  metric, self.reference.metric(metric))
+        _log.info(
+            "quantization problem: %d layers, limit %d of %d float32 bytes, 8-bit %s %.4f",
+            len(self.policies.layers),
+            self.policies.size_limit,
+            self.policies.float32_bytes,
+            metric,
+            self.reference.metric(metric),
+        )
 
     @property
     def layers(self) -> list[str]:
@@ -109,16 +123,31 @@ class QuantizationProblem(Problem):
             return Measurement.failure(Status.INVALID, str(exc))
         size = int(self.policies.sizes(index)[0])
         if not self.space.valid_mask(index)[0]:
-            return Measurement.failure(Status.INVALID, f"size {size} bytes exceeds the limit of "
-                                       f"{self.policies.size_limit} bytes", size_bytes=size)
+            return Measurement.failure(
+                Status.INVALID,
+                f"size {size} bytes exceeds the limit of {self.policies.size_limit} bytes",
+                size_bytes=size,
+            )
         self.evaluations += 1
         policy = self.policies.to_policy(config)
         acc = self._accuracy(policy)
         loss = self.reference.metric(self.metric) - acc.metric(self.metric)
-        return Measurement.success(loss, top1=acc.top1, top5=acc.top5, size_bytes=size,
-                                   mean_bits=self.policies.mean_bits(config))
+        return Measurement.success(
+            loss,
+            top1=acc.top1,
+            top5=acc.top5,
+            size_bytes=size,
+            mean_bits=self.policies.mean_bits(config),
+        )
 
     def describe(self) -> dict[str, Any]:
         q = self.quantizer
-        return {"name": self.name, "model": self.fingerprint, **self.policies.describe(), "metric": self.metric,
-                "finetune_steps": q.finetune_steps, "finetune_lr": q.finetune_lr, "finetune_seed": q.seed}
+        return {
+            "name": self.name,
+            "model": self.fingerprint,
+            **self.policies.describe(),
+            "metric": self.metric,
+            "finetune_steps": q.finetune_steps,
+            "finetune_lr": q.finetune_lr,
+            "finetune_seed": q.seed,
+        }

@@ -29,7 +29,15 @@ import torch
 
 from gpautotune.exceptions import ConfigError
 
-__all__ = ["Method", "METHODS", "QuantizedWeight", "quantize_weight", "weight_bytes", "pack_codes", "unpack_codes"]
+__all__ = [
+    "Method",
+    "METHODS",
+    "QuantizedWeight",
+    "quantize_weight",
+    "weight_bytes",
+    "pack_codes",
+    "unpack_codes",
+]
 
 Method = Literal["uniform", "kmeans"]
 METHODS: tuple[str, ...] = ("uniform", "kmeans")
@@ -90,7 +98,10 @@ class QuantizedWeight:
     @property
     def nbytes(self) -> int:
         """Measured storage: the length of the packed codes plus the float32 scales."""
-        return len(pack_codes(self.codes, self.bits)) + self.scales.numel() * self.scales.element_size()
+        return (
+            len(pack_codes(self.codes, self.bits))
+            + self.scales.numel() * self.scales.element_size()
+        )
 
 
 def quantize_weight(weight: torch.Tensor, bits: int, method: str = "uniform") -> QuantizedWeight:

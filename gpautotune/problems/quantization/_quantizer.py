@@ -36,12 +36,22 @@ class Quantizer:
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
-            raise ConfigError(f"quantization method must be one of {list(METHODS)}, got {self.method!r}")
+            raise ConfigError(
+                f"quantization method must be one of {list(METHODS)}, got {self.method!r}"
+            )
         if self.finetune_steps < 0 or self.finetune_lr <= 0:
-            raise ConfigError(f"need finetune_steps >= 0 and finetune_lr > 0, got {self.finetune_steps}, {self.finetune_lr}")
+            raise ConfigError(
+                f"need finetune_steps >= 0 and finetune_lr > 0, got {self.finetune_steps}, {self.finetune_lr}"
+            )
 
-    def quantize(self, model: nn.Module, policy: Mapping[str, int], *, train_loader: Iterable[Any] | None = None,
-                 device: torch.device | None = None) -> tuple[nn.Module, dict[str, QuantizedWeight]]:
+    def quantize(
+        self,
+        model: nn.Module,
+        policy: Mapping[str, int],
+        *,
+        train_loader: Iterable[Any] | None = None,
+        device: torch.device | None = None,
+    ) -> tuple[nn.Module, dict[str, QuantizedWeight]]:
         """A quantized copy of ``model`` (on ``device``, default the model's) and its weights."""
         device = device or next(model.parameters()).device
         work = WorkingModel(model, list(policy), self, device, train_loader, cache=False)
@@ -57,8 +67,16 @@ class WorkingModel:
     policy starts again from the float weights and buffers of the original model.
     """
 
-    def __init__(self, model: nn.Module, layers: Sequence[str], quantizer: Quantizer, device: torch.device,
-                 train_loader: Iterable[Any] | None, *, cache: bool = True) -> None:
+    def __init__(
+        self,
+        model: nn.Module,
+        layers: Sequence[str],
+        quantizer: Quantizer,
+        device: torch.device,
+        train_loader: Iterable[Any] | None,
+        *,
+        cache: bool = True,
+    ) -> None:
         if quantizer.finetune_steps and train_loader is None:
             raise ConfigError("finetune_steps > 0 needs a train_loader")
         self.model = copy.deepcopy(model).to(device).eval()
@@ -84,8 +102,16 @@ class WorkingModel:
         if not use_cache:
             self.model.load_state_dict(self._float)
         if q.finetune_steps:
-            finetune_ste(self.model, {n: policy[n] for n in self._layers}, self.train_loader,
-                         steps=q.finetune_steps, lr=q.finetune_lr, method=q.method, seed=q.seed, device=self.device)
+            finetune_ste(
+                self.model,
+                {n: policy[n] for n in self._layers},
+                self.train_loader,
+                steps=q.finetune_steps,
+                lr=q.finetune_lr,
+                method=q.method,
+                seed=q.seed,
+                device=self.device,
+            )
         fresh: dict[str, QuantizedWeight] = {}
         with torch.no_grad():
             for name in self._layers:
@@ -93,7 +119,11 @@ class WorkingModel:
                 if use_cache and key in self._cache:
                     self._modules[name].weight.copy_(self._cache[key])
                     continue
-                source = self._modules[name].weight if q.finetune_steps else self._float[_weight_key(name)]
+                source = (
+                    self._modules[name].weight
+                    if q.finetune_steps
+                    else self._float[_weight_key(name)]
+                )
                 fresh[name] = quantize_weight(source, key[1], q.method)
                 weight = fresh[name].dequantize()
                 if use_cache:

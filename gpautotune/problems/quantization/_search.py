@@ -31,9 +31,18 @@ def history_frame(trials: Sequence[Trial], policies: PolicySpace) -> pd.DataFram
     rows = []
     for t in trials:
         m = t.measurement.metrics
-        row = {"number": t.number, "origin": t.origin.value, "status": t.status.value, "value": t.value,
-               "top1": m.get("top1"), "top5": m.get("top5"), "size_bytes": m.get("size_bytes"),
-               "mean_bits": m.get("mean_bits"), "duration_s": t.duration_s, "source": t.info.get("source")}
+        row = {
+            "number": t.number,
+            "origin": t.origin.value,
+            "status": t.status.value,
+            "value": t.value,
+            "top1": m.get("top1"),
+            "top5": m.get("top5"),
+            "size_bytes": m.get("size_bytes"),
+            "mean_bits": m.get("mean_bits"),
+            "duration_s": t.duration_s,
+            "source": t.info.get("source"),
+        }
         row.update(policies.to_policy(t.config))
         rows.append(row)
     return pd.DataFrame(rows)
@@ -72,8 +81,9 @@ class PolicyResult:
         The fine-tune, if the search used one, is repeated with the same seed and loader.
         """
         device = torch.device(device) if device is not None else self.problem.device
-        quantized, _ = self.quantizer.quantize(model, self.policy, train_loader=self.problem.train_loader,
-                                               device=device)
+        quantized, _ = self.quantizer.quantize(
+            model, self.policy, train_loader=self.problem.train_loader, device=device
+        )
         return quantized
 
 
@@ -123,13 +133,32 @@ def search_policy(
     from gpautotune.tuner import tune
 
     quantizer = Quantizer(method=method, finetune_steps=finetune_steps, seed=seed or 0)
-    problem = QuantizationProblem(model, val_loader, size_limit=size_limit, bits=bits, layers=layers,
-                                  quantizer=quantizer, train_loader=train_loader, metric=metric, device=device)
+    problem = QuantizationProblem(
+        model,
+        val_loader,
+        size_limit=size_limit,
+        bits=bits,
+        layers=layers,
+        quantizer=quantizer,
+        train_loader=train_loader,
+        metric=metric,
+        device=device,
+    )
     options = {"n_init": n_init} if "n_init" in strategy_options(strategy) else {}
-    result = tune(problem, strategy, budget, storage=storage, seed=seed, strategy_options=options, callback=callback)
+    result = tune(
+        problem,
+        strategy,
+        budget,
+        storage=storage,
+        seed=seed,
+        strategy_options=options,
+        callback=callback,
+    )
     best = result.best
     if best is None:
-        raise GPAutotuneError(f"no policy was evaluated successfully in {len(result.trials)} trials")
+        raise GPAutotuneError(
+            f"no policy was evaluated successfully in {len(result.trials)} trials"
+        )
     m = best.measurement.metrics
     return PolicyResult(
         policy=problem.policies.to_policy(best.config),
@@ -142,12 +171,20 @@ def search_policy(
     )
 
 
-def round_robin_policy(model: nn.Module, *, size_limit: int | float, bits: BitsSpec = range(1, 9),
-                       layers: Sequence[str] | None = None, method: str = "uniform") -> dict[str, int]:
+def round_robin_policy(
+    model: nn.Module,
+    *,
+    size_limit: int | float,
+    bits: BitsSpec = range(1, 9),
+    layers: Sequence[str] | None = None,
+    method: str = "uniform",
+) -> dict[str, int]:
     """HAQ's rule: from the most bits everywhere, lower layer 1, 2, ... round-robin until
     the policy fits (:func:`gpautotune.strategies.round_robin.round_robin_index`)."""
     from gpautotune.strategies.round_robin import round_robin_index
 
-    policies = PolicySpace.build(find_layers(model, layers), size_limit=size_limit, bits=bits, method=method)
+    policies = PolicySpace.build(
+        find_layers(model, layers), size_limit=size_limit, bits=bits, method=method
+    )
     index = round_robin_index(policies.space)
     return policies.to_policy(policies.space.to_configs(index)[0])

@@ -122,7 +122,8 @@ class _Copier:
 
         _, written = _refers(control.body, self.key)
         body = map_assigns(
-            control.body, lambda s: replace(s, target=map_expr(s.target, swap), value=map_expr(s.value, swap))
+            control.body,
+            lambda s: replace(s, target=map_expr(s.target, swap), value=map_expr(s.value, swap)),
         )
         copy_in = nest(Assign(buffer, "=", self.req.ref))
         copy_out = [nest(Assign(self.req.ref, "=", buffer))] if written else []

@@ -37,7 +37,11 @@ class BaselineRecord:
 def default_cache_dir() -> Path:
     """``$GPAUTOTUNE_CACHE/spapt`` or ``~/.cache/gpautotune/spapt``."""
     root = os.environ.get("GPAUTOTUNE_CACHE")
-    return Path(root).expanduser() / "spapt" if root else Path.home() / ".cache" / "gpautotune" / "spapt"
+    return (
+        Path(root).expanduser() / "spapt"
+        if root
+        else Path.home() / ".cache" / "gpautotune" / "spapt"
+    )
 
 
 class BaselineCache:

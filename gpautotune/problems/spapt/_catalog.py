@@ -70,7 +70,9 @@ def _groups(space: Space) -> list[tuple[list[str], list[str]]]:
     return list(groups.values())
 
 
-def count_valid_by_groups(space: Space, *, limit: float = _ENUMERATION_LIMIT, seed: int = 0) -> tuple[float, bool]:
+def count_valid_by_groups(
+    space: Space, *, limit: float = _ENUMERATION_LIMIT, seed: int = 0
+) -> tuple[float, bool]:
     """The number of valid configurations of ``space`` and whether it is exact."""
     total, exact = 1, True
     for names, constraints in _groups(space):

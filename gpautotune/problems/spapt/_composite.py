@@ -71,11 +71,17 @@ class Composite:
 
     def factors(self) -> set[str]:
         """Parameter names this block reads."""
-        names = {f for _, f, _ in self.tiles} | {f for _, f in self.regtile} | {f for _, f in self.unroll}
+        names = (
+            {f for _, f, _ in self.tiles}
+            | {f for _, f in self.regtile}
+            | {f for _, f in self.unroll}
+        )
         names |= {self.scalar, self.vector, self.openmp} | {c.flag for c in self.copies}
         for c in self.copies:
             for text in c.sizes:
-                names |= {n.id for n in ast.walk(ast.parse(text, mode="eval")) if isinstance(n, ast.Name)}
+                names |= {
+                    n.id for n in ast.walk(ast.parse(text, mode="eval")) if isinstance(n, ast.Name)
+                }
         return {n for n in names if isinstance(n, str)}
 
 
@@ -90,7 +96,8 @@ def two_level(
     names = dict(names or {})
     first = tuple(((v,), t1, names.get(v, (v * 2, v * 3))[0]) for v, t1, _ in loops)
     second = tuple(
-        ((names.get(v, (v * 2, v * 3))[0], v), t2, names.get(v, (v * 2, v * 3))[1]) for v, _, t2 in loops
+        ((names.get(v, (v * 2, v * 3))[0], v), t2, names.get(v, (v * 2, v * 3))[1])
+        for v, _, t2 in loops
     )
     return first + second
 

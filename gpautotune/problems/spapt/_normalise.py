@@ -107,7 +107,11 @@ def normalise(e: Expr, *, in_subscript: bool = False) -> Expr:
     if isinstance(e, Bin) and e.op in "*/" and not in_subscript:
         return _normalise_product(e)
     if isinstance(e, Bin):
-        return Bin(e.op, normalise(e.left, in_subscript=in_subscript), normalise(e.right, in_subscript=in_subscript))
+        return Bin(
+            e.op,
+            normalise(e.left, in_subscript=in_subscript),
+            normalise(e.right, in_subscript=in_subscript),
+        )
     return e
 
 

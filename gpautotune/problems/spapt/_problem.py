@@ -33,8 +33,12 @@ PRESETS = ("small", "thesis")
 _SOURCE_LIMIT = 1_000_000
 
 
-def _resolve_sizes(kernel_sizes: Mapping[str, Any], preset_sizes: Mapping[str, Any],
-                   overrides: Mapping[str, Any] | None, name: str) -> dict[str, Any]:
+def _resolve_sizes(
+    kernel_sizes: Mapping[str, Any],
+    preset_sizes: Mapping[str, Any],
+    overrides: Mapping[str, Any] | None,
+    name: str,
+) -> dict[str, Any]:
     sizes = dict(preset_sizes)
     for key, value in dict(overrides or {}).items():
         if key not in kernel_sizes:
@@ -95,8 +99,14 @@ class SpaptProblem(Problem):
         self.preset = preset
         self.sizes = _resolve_sizes(self.kernel.sizes, self.kernel.preset(preset), sizes, variant)
         self.repetitions = repetitions or self.kernel.repetitions
-        self.settings = BuildSettings(compiler, tuple(cflags), ("-lm",), float(compile_timeout_s),
-                                      float(run_timeout_s), omp_threads)
+        self.settings = BuildSettings(
+            compiler,
+            tuple(cflags),
+            ("-lm",),
+            float(compile_timeout_s),
+            float(run_timeout_s),
+            omp_threads,
+        )
         self.rtol = self.kernel.default_rtol if rtol is None else float(rtol)
         self.orio_compat = bool(orio_compat)
         self.cache = BaselineCache(cache_dir)
@@ -125,15 +135,26 @@ class SpaptProblem(Problem):
     def source(self, config: Config) -> str:
         """The C program of a configuration (raises for an invalid one)."""
         config = self.space.validate(config)
-        return generate(self.kernel, config, self.sizes, repetitions=self.repetitions,
-                        orio_private=self.orio_compat)
+        return generate(
+            self.kernel,
+            config,
+            self.sizes,
+            repetitions=self.repetitions,
+            orio_private=self.orio_compat,
+        )
 
     # --------------------------------------------------------------------- baseline
     def _baseline_fields(self) -> dict[str, Any]:
         s = self.settings
-        return {"kernel": self.kernel.name, "sizes": self.sizes, "compiler": s.compiler,
-                "cflags": list(s.cflags), "libs": list(s.libs), "repetitions": self.repetitions,
-                "omp_threads": s.omp_threads}
+        return {
+            "kernel": self.kernel.name,
+            "sizes": self.sizes,
+            "compiler": s.compiler,
+            "cflags": list(s.cflags),
+            "libs": list(s.libs),
+            "repetitions": self.repetitions,
+            "omp_threads": s.omp_threads,
+        }
 
     def baseline(self, *, refresh: bool = False) -> BaselineRecord:
         """The baseline record, measured on first use and cached on disk.
@@ -149,9 +170,17 @@ class SpaptProblem(Problem):
             _log.info("measuring the baseline of %s at %s", self.name, self.sizes)
             outcome = self.runner.measure(self.source(self.kernel.baseline), [], self.repetitions)
             if outcome.status is not Status.OK or outcome.checksum is None:
-                raise RuntimeError(f"the baseline of {self.name} failed ({outcome.status}): {outcome.log}")
-            record = BaselineRecord(statistics.fmean(outcome.times), outcome.times, outcome.checksum,
-                                    outcome.threads, outcome.compile_s, time.time())
+                raise RuntimeError(
+                    f"the baseline of {self.name} failed ({outcome.status}): {outcome.log}"
+                )
+            record = BaselineRecord(
+                statistics.fmean(outcome.times),
+                outcome.times,
+                outcome.checksum,
+                outcome.threads,
+                outcome.compile_s,
+                time.time(),
+            )
             self.cache.put(fields, record)
         self._baseline = record
         return record
@@ -179,20 +208,30 @@ class SpaptProblem(Problem):
         if failure is not None:
             return Measurement.failure(Status.BUILD_ERROR, f"Orio fails here: {failure}", **common)
         try:
-            source = generate(self.kernel, config, self.sizes, repetitions=self.repetitions,
-                              orio_private=self.orio_compat)
+            source = generate(
+                self.kernel,
+                config,
+                self.sizes,
+                repetitions=self.repetitions,
+                orio_private=self.orio_compat,
+            )
         except (TransformError, ConfigError) as exc:
-            return Measurement.failure(Status.BUILD_ERROR, f"code generation failed: {exc}", **common)
+            return Measurement.failure(
+                Status.BUILD_ERROR, f"code generation failed: {exc}", **common
+            )
         try:
             base = self.baseline()
         except RuntimeError as exc:
             return Measurement.failure(Status.RUN_ERROR, str(exc), **common)
         rtol, atol = self._tolerances()
-        outcome = self.runner.measure(source, [repr(base.checksum), repr(rtol), repr(atol)], self.repetitions)
+        outcome = self.runner.measure(
+            source, [repr(base.checksum), repr(rtol), repr(atol)], self.repetitions
+        )
         return self._measurement(outcome, base, source, common)
 
-    def _measurement(self, outcome: RunOutcome, base: BaselineRecord, source: str,
-                     common: dict[str, Any]) -> Measurement:
+    def _measurement(
+        self, outcome: RunOutcome, base: BaselineRecord, source: str, common: dict[str, Any]
+    ) -> Measurement:
         metrics = {
             **common,
             "omp_num_threads": outcome.threads,
@@ -205,9 +244,14 @@ class SpaptProblem(Problem):
         if outcome.status is Status.OK:
             mean = statistics.fmean(outcome.times)
             return Measurement.success(mean, outcome.times, speedup=base.mean_s / mean, **metrics)
-        kept = source if len(source) <= _SOURCE_LIMIT else source[:_SOURCE_LIMIT] + "\n/* ...truncated */\n"
-        return Measurement.failure(outcome.status, outcome.log, times=list(outcome.times), source=kept,
-                                   **metrics)
+        kept = (
+            source
+            if len(source) <= _SOURCE_LIMIT
+            else source[:_SOURCE_LIMIT] + "\n/* ...truncated */\n"
+        )
+        return Measurement.failure(
+            outcome.status, outcome.log, times=list(outcome.times), source=kept, **metrics
+        )
 
     def close(self) -> None:
         """Remove the temporary build folder."""

@@ -88,7 +88,11 @@ int main(int argc, char **argv) {
 
 
 def timed_code(
-    kernel: Kernel, config: Mapping[str, Any], *, orio_private: bool = False, gcc_ivdep: bool = False
+    kernel: Kernel,
+    config: Mapping[str, Any],
+    *,
+    orio_private: bool = False,
+    gcc_ivdep: bool = False,
 ) -> list[str]:
     """Lines of the timed code: index declarations, prologue, transformed loop nests."""
     gen = Generator(config, kernel.blocks, orio_private=orio_private, gcc_ivdep=gcc_ivdep)

@@ -69,13 +69,20 @@ def _tail(text: str) -> str:
     return text if len(text) <= _TAIL else "...\n" + text[-_TAIL:]
 
 
-def _execute(cmd: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None
-             ) -> tuple[int | None, str, str, float]:
+def _execute(
+    cmd: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None
+) -> tuple[int | None, str, str, float]:
     """Run ``cmd`` in its own process group; ``None`` as return code means killed at the limit."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        errors="replace", start_new_session=True,
+        cmd,
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="replace",
+        start_new_session=True,
     )
     try:
         out, err = proc.communicate(timeout=timeout)
@@ -108,7 +115,9 @@ def _parse(stdout: str) -> tuple[list[float], float | None, int | None]:
 class Runner:
     """Builds and runs programs under a work directory (created lazily, removed by close)."""
 
-    def __init__(self, settings: BuildSettings, work_dir: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self, settings: BuildSettings, work_dir: str | os.PathLike[str] | None = None
+    ) -> None:
         self.settings = settings
         self._own = work_dir is None
         self._root = Path(work_dir) if work_dir is not None else None
@@ -146,12 +155,23 @@ class Runner:
         try:
             (folder / "kernel.c").write_text(source)
             s = self.settings
-            cmd = [s.compiler, *s.cflags, f"-DORIO_REPS={repetitions}", "-o", "kernel", "kernel.c",
-                   str(timer), *s.libs]
+            cmd = [
+                s.compiler,
+                *s.cflags,
+                f"-DORIO_REPS={repetitions}",
+                "-o",
+                "kernel",
+                "kernel.c",
+                str(timer),
+                *s.libs,
+            ]
             rc, out, err, compile_s = _execute(cmd, folder, s.compile_timeout_s)
             if rc is None:
-                return RunOutcome(Status.TIMEOUT, compile_s=compile_s,
-                                  log=f"compilation exceeded {s.compile_timeout_s:g} s\n{_tail(out + err)}")
+                return RunOutcome(
+                    Status.TIMEOUT,
+                    compile_s=compile_s,
+                    log=f"compilation exceeded {s.compile_timeout_s:g} s\n{_tail(out + err)}",
+                )
             if rc != 0:
                 return RunOutcome(Status.BUILD_ERROR, compile_s=compile_s, log=_tail(out + err))
             return self._run(folder, args, repetitions, compile_s)
@@ -162,17 +182,26 @@ class Runner:
         limit = self.settings.run_timeout_s
         rc, out, err, run_s = _execute(["./kernel", *args], folder, limit, self.env())
         times, checksum, threads = _parse(out)
-        common = {"times": tuple(times), "checksum": checksum, "threads": threads,
-                  "compile_s": compile_s, "run_s": run_s}
+        common = {
+            "times": tuple(times),
+            "checksum": checksum,
+            "threads": threads,
+            "compile_s": compile_s,
+            "run_s": run_s,
+        }
         if rc is None:
-            return RunOutcome(Status.TIMEOUT, log=f"run exceeded {limit:g} s\n{_tail(err)}", **common)
+            return RunOutcome(
+                Status.TIMEOUT, log=f"run exceeded {limit:g} s\n{_tail(err)}", **common
+            )
         if rc == 1 and VALIDATION_MARK in err:
             return RunOutcome(Status.WRONG_RESULT, log=_tail(err), **common)
         if rc != 0:
             why = f"killed by signal {-rc}" if rc < 0 else f"exit status {rc}"
             return RunOutcome(Status.RUN_ERROR, log=f"{why}\n{_tail(err)}", **common)
         if len(times) != repetitions or not all(math.isfinite(t) for t in times):
-            return RunOutcome(Status.RUN_ERROR, log=f"expected {repetitions} times, got {len(times)}", **common)
+            return RunOutcome(
+                Status.RUN_ERROR, log=f"expected {repetitions} times, got {len(times)}", **common
+            )
         return RunOutcome(Status.OK, **common)
 
     def close(self) -> None:

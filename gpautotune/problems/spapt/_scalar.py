@@ -86,7 +86,8 @@ class _ScalarReplacer:
             return Var(names[ref_text(e)]) if isinstance(e, Ref) and ref_text(e) in names else None
 
         replaced = map_assigns(
-            body, lambda s: replace(s, target=map_expr(s.target, swap), value=map_expr(s.value, swap))
+            body,
+            lambda s: replace(s, target=map_expr(s.target, swap), value=map_expr(s.value, swap)),
         )
         return (*decls, *loads, *replaced, *stores)
 

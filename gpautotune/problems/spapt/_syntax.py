@@ -41,7 +41,11 @@ def parse_expr(text: str) -> Expr:
 
 
 def _expr(node: ast.AST, text: str) -> Expr:
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, (int, float))
+        and not isinstance(node.value, bool)
+    ):
         return num(node.value)
     if isinstance(node, ast.Name):
         return Var(node.id)
@@ -82,7 +86,9 @@ def _statement(line: str) -> Assign:
 
 def parse_nest(text: str) -> tuple[Stmt, ...]:
     """Parse a loop-language text into statements."""
-    lines = [(len(raw) - len(raw.lstrip(" ")), raw.strip()) for raw in text.splitlines() if raw.strip()]
+    lines = [
+        (len(raw) - len(raw.lstrip(" ")), raw.strip()) for raw in text.splitlines() if raw.strip()
+    ]
     if not lines:
         return ()
     stmts, pos = _block(lines, 0, lines[0][0])

@@ -15,7 +15,10 @@ def test_listing_names_the_selected_device(cl_device):
     labels = [d.label() for d in list_devices()]
     assert cl_device.label() in labels
     assert select_device(cl_device.platform_index, cl_device.device_index) == cl_device
-    assert select_device(cl_device.platform[:5].lower(), cl_device.device[:3]).platform == cl_device.platform
+    assert (
+        select_device(cl_device.platform[:5].lower(), cl_device.device[:3]).platform
+        == cl_device.platform
+    )
 
 
 def test_no_match_is_a_device_error_listing_what_exists(cl_device):
@@ -38,4 +41,6 @@ def test_register_icd_writes_a_vendor_file(tmp_path, monkeypatch):
     assert written == {"gpautotune-libvendor-opencl.icd": str(library)}
     assert register_icd(str(library)) is None  # already set: left alone
     monkeypatch.delenv("OCL_ICD_VENDORS")
-    assert register_icd(str(tmp_path / "missing.so")) is None and "OCL_ICD_VENDORS" not in os.environ
+    assert (
+        register_icd(str(tmp_path / "missing.so")) is None and "OCL_ICD_VENDORS" not in os.environ
+    )

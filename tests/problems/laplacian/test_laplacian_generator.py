@@ -12,8 +12,15 @@ from gpautotune.problems.laplacian.generator import KernelPlan, window_pieces
 
 
 def _config(en=3, yc=1, vl=4, ts=2, lo=True, tn=64, ly=2):
-    return {"elements_number": en, "y_component_number": yc, "vector_length": vl, "temporary_size": ts,
-            "load_overlap": lo, "threads_number": tn, "lws_y": ly}
+    return {
+        "elements_number": en,
+        "y_component_number": yc,
+        "vector_length": vl,
+        "temporary_size": ts,
+        "load_overlap": lo,
+        "threads_number": tn,
+        "lws_y": ly,
+    }
 
 
 def test_same_config_same_source():

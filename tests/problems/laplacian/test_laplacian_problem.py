@@ -27,7 +27,11 @@ class HangingLaplacian(LaplacianProblem):
 
     def kernel(self, config: dict[str, Any]) -> GeneratedKernel:
         kernel = generate_kernel(config)
-        return GeneratedKernel(HANG_SOURCE, kernel.plan, kernel.local_size) if config["lws_y"] == 4 else kernel
+        return (
+            GeneratedKernel(HANG_SOURCE, kernel.plan, kernel.local_size)
+            if config["lws_y"] == 4
+            else kernel
+        )
 
 
 @pytest.fixture(scope="module")
@@ -60,8 +64,15 @@ def test_a_predicate_violation_is_invalid_without_touching_the_device(problem):
 def test_naive_config_measures_with_device_metrics(problem):
     m = problem.evaluate(NAIVE_CONFIG)
     assert m.status is Status.OK, m.error
-    for key in ("device", "driver_version", "platform_version", "build_time_s", "copy_bandwidth_Bps",
-                "bound_fraction", "source"):
+    for key in (
+        "device",
+        "driver_version",
+        "platform_version",
+        "build_time_s",
+        "copy_bandwidth_Bps",
+        "bound_fraction",
+        "source",
+    ):
         assert key in m.metrics
     assert 0 < m.metrics["bound_fraction"]
 

@@ -17,8 +17,12 @@ def _loop_reference(image: np.ndarray) -> np.ndarray:
     out = np.zeros((h - 2, w - 6), dtype=np.uint8)
     for y in range(1, h - 1):
         for x in range(3, w - 3):
-            acc = 9 * src[y, x] - sum(src[y + dy, x + 3 * dx] for dy in (-1, 0, 1) for dx in (-1, 0, 1)
-                                      if (dy, dx) != (0, 0))
+            acc = 9 * src[y, x] - sum(
+                src[y + dy, x + 3 * dx]
+                for dy in (-1, 0, 1)
+                for dx in (-1, 0, 1)
+                if (dy, dx) != (0, 0)
+            )
             out[y - 1, x - 3] = min(max(acc, 0), 255)
     return out
 

@@ -26,11 +26,20 @@ SPREAD = [
 
 
 def _config(vl, lo, xc, yc, ts, tn, ly):
-    return {"elements_number": xc * yc, "y_component_number": yc, "vector_length": vl, "temporary_size": ts,
-            "load_overlap": lo, "threads_number": tn, "lws_y": ly}
+    return {
+        "elements_number": xc * yc,
+        "y_component_number": yc,
+        "vector_length": vl,
+        "temporary_size": ts,
+        "load_overlap": lo,
+        "threads_number": tn,
+        "lws_y": ly,
+    }
 
 
-@pytest.mark.parametrize("case", SPREAD, ids=lambda c: f"vl{c[0]}-{'lo' if c[1] else 'win'}-x{c[2]}-y{c[3]}")
+@pytest.mark.parametrize(
+    "case", SPREAD, ids=lambda c: f"vl{c[0]}-{'lo' if c[1] else 'win'}-x{c[2]}-y{c[3]}"
+)
 def test_generated_kernels_match_the_reference(runner, case):
     m = runner.measure(generate_kernel(_config(*case)))
     assert m.status is Status.OK, m.error
@@ -49,7 +58,9 @@ def test_a_wrong_kernel_is_a_wrong_result(runner):
 
 def test_a_broken_build_is_a_build_error_with_the_log(runner):
     kernel = generate_kernel(_config(*SPREAD[0]))
-    broken = dataclasses.replace(kernel, source=kernel.source.replace("const int w =", "const int w = no_such_name +"))
+    broken = dataclasses.replace(
+        kernel, source=kernel.source.replace("const int w =", "const int w = no_such_name +")
+    )
     m = runner.measure(broken)
     assert m.status is Status.BUILD_ERROR
     assert "no_such_name" in m.error
@@ -67,4 +78,7 @@ def test_a_work_group_over_the_device_limit_is_a_run_error(runner):
 def test_builds_are_cached_by_source(runner):
     kernel = generate_kernel(_config(*SPREAD[4]))
     first, second = runner.measure(kernel), runner.measure(kernel)
-    assert second.metrics["build_cached"] and second.metrics["build_time_s"] == first.metrics["build_time_s"]
+    assert (
+        second.metrics["build_cached"]
+        and second.metrics["build_time_s"] == first.metrics["build_time_s"]
+    )

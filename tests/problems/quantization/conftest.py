@@ -27,7 +27,9 @@ def _data(n: int, seed: int) -> TensorDataset:
 
 @pytest.fixture(scope="session")
 def loaders() -> tuple[DataLoader, DataLoader]:
-    train = DataLoader(_data(256, 1), batch_size=32, shuffle=True, generator=torch.Generator().manual_seed(0))
+    train = DataLoader(
+        _data(256, 1), batch_size=32, shuffle=True, generator=torch.Generator().manual_seed(0)
+    )
     return train, DataLoader(_data(200, 2), batch_size=64)
 
 
@@ -35,8 +37,14 @@ def loaders() -> tuple[DataLoader, DataLoader]:
 def trained(loaders: tuple[DataLoader, DataLoader]) -> nn.Module:
     """Conv1d(1->8) -> Conv1d(8->8) -> Linear(64->6): three quantizable layers."""
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Conv1d(1, 8, 3, padding=1), nn.ReLU(), nn.Conv1d(8, 8, 3, padding=1), nn.ReLU(),
-                          nn.Flatten(), nn.Linear(64, 6))
+    model = nn.Sequential(
+        nn.Conv1d(1, 8, 3, padding=1),
+        nn.ReLU(),
+        nn.Conv1d(8, 8, 3, padding=1),
+        nn.ReLU(),
+        nn.Flatten(),
+        nn.Linear(64, 6),
+    )
     opt = torch.optim.Adam(model.parameters(), lr=0.01)
     for _ in range(8):
         for x, y in loaders[0]:

@@ -57,7 +57,10 @@ def test_demo_model_is_trained_once_then_loaded(tmp_path, monkeypatch) -> None:
     files = list(tmp_path.glob("digits-resnet-*.pt"))
     assert len(files) == 1
     second = digits_model(settings, device="cpu")
-    assert all(torch.equal(a, b) for a, b in zip(first.state_dict().values(), second.state_dict().values(), strict=True))
+    assert all(
+        torch.equal(a, b)
+        for a, b in zip(first.state_dict().values(), second.state_dict().values(), strict=True)
+    )
     problem = make_problem("quantization-digits", size_limit=0.07, device="cpu")
     assert problem.reference.top1 > 0.9 and len(problem.layers) == 16
     config = problem.space.sample(1, seed=0)[0]

@@ -25,21 +25,29 @@ def test_the_model_is_worth_quantizing(trained: nn.Module, loaders) -> None:
     assert evaluate_accuracy(trained, loaders[1], CPU).top1 > 0.6
 
 
-def test_objective_is_the_loss_against_the_uniform_8_bit_network(problem: QuantizationProblem, model: nn.Module, loaders) -> None:
+def test_objective_is_the_loss_against_the_uniform_8_bit_network(
+    problem: QuantizationProblem, model: nn.Module, loaders
+) -> None:
     config = problem.policies.space.sample(1, seed=0)[0]
     m = problem.evaluate(config)
     assert m.ok and problem.evaluations == 1
     assert m.value == pytest.approx(problem.reference.top1 - m.metrics["top1"])
-    assert m.metrics["size_bytes"] == problem.policies.bytes_of(config) <= problem.policies.size_limit
+    assert (
+        m.metrics["size_bytes"] == problem.policies.bytes_of(config) <= problem.policies.size_limit
+    )
     assert m.metrics["top5"] is not None  # six classes
     roomy = QuantizationProblem(model, loaders[1], size_limit=0.9, device="cpu")
     assert roomy.evaluate(roomy.policies.to_config(roomy.policies.uniform(8))).value == 0.0
 
 
-def test_a_policy_over_the_limit_is_never_evaluated(problem: QuantizationProblem, monkeypatch) -> None:
+def test_a_policy_over_the_limit_is_never_evaluated(
+    problem: QuantizationProblem, monkeypatch
+) -> None:
     calls = []
     original = problem_module.evaluate_accuracy
-    monkeypatch.setattr(problem_module, "evaluate_accuracy", lambda *a: calls.append(1) or original(*a))
+    monkeypatch.setattr(
+        problem_module, "evaluate_accuracy", lambda *a: calls.append(1) or original(*a)
+    )
     too_big = problem.policies.to_config(problem.policies.uniform(8))
     m = problem.evaluate(too_big)
     assert m.status is Status.INVALID and "exceeds" in m.error
@@ -68,7 +76,9 @@ def test_cached_quantization_matches_quantizing_the_original(model: nn.Module, l
 
 def test_finetune_is_repeatable(model: nn.Module, loaders) -> None:
     q = Quantizer(finetune_steps=4, finetune_lr=0.05, seed=3)
-    p = QuantizationProblem(model, loaders[1], size_limit=0.12, quantizer=q, train_loader=loaders[0], device="cpu")
+    p = QuantizationProblem(
+        model, loaders[1], size_limit=0.12, quantizer=q, train_loader=loaders[0], device="cpu"
+    )
     config = p.policies.space.sample(1, seed=5)[0]
     a, b = p.evaluate(config), p.evaluate(config)
     assert a.metrics["top1"] == b.metrics["top1"]
@@ -82,11 +92,14 @@ def test_ste_finetune_recovers_accuracy_lost_to_binarisation(model: nn.Module, l
     policy = {"0": 1, "2": 1, "5": 1}
     plain, _ = Quantizer().quantize(model, policy)
     tuned, weights = Quantizer(finetune_steps=40, finetune_lr=0.01, seed=0).quantize(
-        model, policy, train_loader=loaders[0])
+        model, policy, train_loader=loaders[0]
+    )
     before = evaluate_accuracy(plain, loaders[1], CPU).top1
     after = evaluate_accuracy(tuned, loaders[1], CPU).top1
     assert after > before + 0.1
-    assert all(len(torch.unique(tuned.get_submodule(n).weight[0])) <= 2 for n in policy)  # still 1 bit
+    assert all(
+        len(torch.unique(tuned.get_submodule(n).weight[0])) <= 2 for n in policy
+    )  # still 1 bit
     assert all(w.bits == 1 for w in weights.values())
 
 

@@ -22,7 +22,10 @@ def test_one_bit_is_sign_times_channel_mean_abs() -> None:
 
 @pytest.mark.parametrize("bits", [2, 3, 4, 8])
 def test_uniform_is_symmetric_per_channel_with_half_step_error(bits: int) -> None:
-    w = torch.randn(6, 40, generator=torch.Generator().manual_seed(bits)) * torch.arange(1, 7)[:, None]
+    w = (
+        torch.randn(6, 40, generator=torch.Generator().manual_seed(bits))
+        * torch.arange(1, 7)[:, None]
+    )
     qw = quantize_weight(w, bits)
     q = qw.dequantize()
     qmax = 2 ** (bits - 1) - 1
@@ -47,7 +50,7 @@ def test_all_zero_channel_stays_zero() -> None:
 def test_kmeans_shares_at_most_2_to_the_b_values_and_finds_clear_clusters() -> None:
     g = torch.Generator().manual_seed(1)
     centres = torch.tensor([-1.0, -0.2, 0.3, 1.5])
-    w = (centres[torch.randint(0, 4, (64, 8), generator=g)] + 0.01 * torch.randn(64, 8, generator=g))
+    w = centres[torch.randint(0, 4, (64, 8), generator=g)] + 0.01 * torch.randn(64, 8, generator=g)
     qw = quantize_weight(w, 2, method="kmeans")
     assert len(qw.dequantize().unique()) <= 4
     assert torch.allclose(torch.sort(qw.scales).values, centres, atol=0.01)

@@ -92,13 +92,21 @@ def test_per_layer_bits_and_parameter_names() -> None:
 
 def test_vectorised_predicate_on_a_54_layer_network_matches_a_row_by_row_sum() -> None:
     rng = np.random.default_rng(0)
-    layers = [LayerInfo(f"l{i}", "Conv2d", (int(c), int(c), 3, 3)) for i, c in enumerate(rng.choice([64, 256, 512], 54))]
+    layers = [
+        LayerInfo(f"l{i}", "Conv2d", (int(c), int(c), 3, 3))
+        for i, c in enumerate(rng.choice([64, 256, 512], 54))
+    ]
     space = PolicySpace.build(layers, size_limit=0.1)
     raw = space.space.from_unit(rng.random((2_000, 54)))
     sizes = space.sizes(raw)
     bits = raw + 1  # level index 0..7 is 1..8 bits
-    by_hand = [sum(weight_bytes(ly.n_weights, ly.out_channels, int(b)) for ly, b in zip(layers, row, strict=True))
-               for row in bits[:50]]
+    by_hand = [
+        sum(
+            weight_bytes(ly.n_weights, ly.out_channels, int(b))
+            for ly, b in zip(layers, row, strict=True)
+        )
+        for row in bits[:50]
+    ]
     assert sizes[:50].tolist() == by_hand
     assert np.array_equal(space.space.valid_mask(raw), sizes <= space.size_limit)
     sample = space.space.sample(64, method="sobol", seed=0)

@@ -52,8 +52,15 @@ EXACT_VALID = {
 }
 # Valid sizes the specification gives to three digits.
 APPROX_VALID = {
-    "dgemv3": 6.69e32, "trmm": 7.71e19, "adi": 6.85e12, "seidel": 1.50e12, "stencil3d": 1.13e24,
-    "correlation": 2.83e14, "fdtd": 2.65e24, "covariance": 6.34e16, "tensor": 4.22e14,
+    "dgemv3": 6.69e32,
+    "trmm": 7.71e19,
+    "adi": 6.85e12,
+    "seidel": 1.50e12,
+    "stencil3d": 1.13e24,
+    "correlation": 2.83e14,
+    "fdtd": 2.65e24,
+    "covariance": 6.34e16,
+    "tensor": 4.22e14,
 }
 
 
@@ -93,8 +100,13 @@ def test_table_12_1_lists_the_three_digit_size_truncated_to_two() -> None:
 
 def test_group_counting_equals_enumeration_on_a_small_space() -> None:
     space = Space(
-        [Ordinal("a", (1, 2, 4, 8)), Ordinal("b", (1, 2, 4, 8)), IntRange("u", 1, 6), IntRange("v", 1, 6),
-         IntRange("w", 1, 3)],
+        [
+            Ordinal("a", (1, 2, 4, 8)),
+            Ordinal("b", (1, 2, 4, 8)),
+            IntRange("u", 1, 6),
+            IntRange("v", 1, 6),
+            IntRange("w", 1, 3),
+        ],
         ["b == 1 or b % a == 0", "u == 1 or v == 1", "u * v <= 4"],
     )
     count, exact = count_valid_by_groups(space)
@@ -155,4 +167,6 @@ def test_default_tolerance_follows_the_thesis_strictness() -> None:
     assert get_kernel("bicg").default_rtol == pytest.approx(0.4)  # ratio checksum 2.5
     assert get_kernel("covariance").default_rtol == 1e-6  # no reference in the original
     assert get_kernel("fdtd").default_rtol == 1e-6  # its reference was never reproducible
-    assert get_kernel("seidel").default_rtol == 1e-4  # reordered variants accepted, as in the thesis
+    assert (
+        get_kernel("seidel").default_rtol == 1e-4
+    )  # reordered variants accepted, as in the thesis

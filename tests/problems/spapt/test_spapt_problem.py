@@ -106,6 +106,10 @@ def test_presets_and_size_overrides() -> None:
 def test_registered_as_a_family() -> None:
     problem = make_problem("spapt/mm", preset="thesis", omp_threads=1)
     assert isinstance(problem, SpaptProblem) and problem.name == "spapt/mm"
-    assert problem.measures_hardware and problem.describe()["sizes"] == {"M": 2000, "N": 2000, "K": 500}
+    assert problem.measures_hardware and problem.describe()["sizes"] == {
+        "M": 2000,
+        "N": 2000,
+        "K": 500,
+    }
     with pytest.raises(ConfigError):
         make_problem("spapt/nope")

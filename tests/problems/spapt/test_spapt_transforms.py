@@ -91,12 +91,19 @@ VARIANTS: dict[str, dict] = {
         "vector": 1,
     },
     "copy_p": {"tiles": one_level(("j", 4)), "copies": (ArrayCopy("on", "p[j]", ("4",)),)},
-    "copy_s_written": {"tiles": two_level(("j", 1, 8)), "copies": (ArrayCopy("on", "s[j]", ("8",)),),
-                       "regtile": (("j", 3),)},
+    "copy_s_written": {
+        "tiles": two_level(("j", 1, 8)),
+        "copies": (ArrayCopy("on", "s[j]", ("8",)),),
+        "regtile": (("j", 3),),
+    },
 }
 OMP_VARIANTS: dict[str, dict] = {
     "omp": {"openmp": 1},
-    "omp_tiled_regtile": {"openmp": 1, "tiles": one_level(("i", 4)), "regtile": (("i", 2), ("j", 2))},
+    "omp_tiled_regtile": {
+        "openmp": 1,
+        "tiles": one_level(("i", 4)),
+        "regtile": (("i", 2), ("j", 2)),
+    },
     "omp_unrolled": {"openmp": 1, "unroll": (("i", 3),), "vector": 1},
 }
 
@@ -146,7 +153,11 @@ def _program() -> tuple[str, list[tuple[str, str]]]:
     functions, calls, cases = [], [], []
     ids = count()
     for nest_name, nest in NESTS.items():
-        variants = {"baseline": {}, **VARIANTS, **(OMP_VARIANTS if nest_name in SAFE_FOR_OMP else {})}
+        variants = {
+            "baseline": {},
+            **VARIANTS,
+            **(OMP_VARIANTS if nest_name in SAFE_FOR_OMP else {}),
+        }
         for variant, options in variants.items():
             if any(f"for {t[0]} " not in nest for t, _, _ in options.get("tiles", ())):
                 continue  # tiling a loop that does not exist is an error (spec 1.0)
@@ -154,7 +165,9 @@ def _program() -> tuple[str, list[tuple[str, str]]]:
                 continue
             fn = f"case_{next(ids)}"
             body = "\n".join("  " + line for line in _variant_code(nest, options))
-            functions.append(f"static void {fn}(void) {{\n  init();\n  {{\n{body}\n  }}\n  report(\"{fn}\");\n}}")
+            functions.append(
+                f'static void {fn}(void) {{\n  init();\n  {{\n{body}\n  }}\n  report("{fn}");\n}}'
+            )
             calls.append(f"  {fn}();")
             cases.append((nest_name, variant))
     main = "int main(void) {\n" + "\n".join(calls) + "\n  return 0;\n}\n"
@@ -166,9 +179,16 @@ def hashes(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], st
     source, cases = _program()
     folder = tmp_path_factory.mktemp("transforms")
     (folder / "t.c").write_text(source)
-    subprocess.run(["gcc", "-O1", "-fopenmp", "-w", "-o", "t", "t.c"], cwd=folder, check=True,
-                   capture_output=True, timeout=300)
-    out = subprocess.run(["./t"], cwd=folder, check=True, capture_output=True, text=True, timeout=60).stdout
+    subprocess.run(
+        ["gcc", "-O1", "-fopenmp", "-w", "-o", "t", "t.c"],
+        cwd=folder,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    out = subprocess.run(
+        ["./t"], cwd=folder, check=True, capture_output=True, text=True, timeout=60
+    ).stdout
     values = dict(line.split() for line in out.splitlines())
     return {case: values[f"case_{k}"] for k, case in enumerate(cases)}
 
@@ -187,12 +207,16 @@ def test_the_harness_detects_a_wrong_transformation(tmp_path) -> None:
         "X[i][j] = X[i][j-1] + B[i][j]\n        B[i][j] = B[i][j] + X[i][j]",
         "B[i][j] = B[i][j] + X[i][j]\n        X[i][j] = X[i][j-1] + B[i][j]",
     )
-    source = PRELUDE + "\n".join(
-        f"static void {name}(void) {{\n  init();\n  {{\n"
-        + "\n".join("  " + line for line in _variant_code(nest, {"unroll": (("j", 2),)}))
-        + f"\n  }}\n  report(\"{name}\");\n}}"
-        for name, nest in (("good", NESTS["recurrence"]), ("bad", swapped))
-    ) + "\nint main(void) { good(); bad(); return 0; }\n"
+    source = (
+        PRELUDE
+        + "\n".join(
+            f"static void {name}(void) {{\n  init();\n  {{\n"
+            + "\n".join("  " + line for line in _variant_code(nest, {"unroll": (("j", 2),)}))
+            + f'\n  }}\n  report("{name}");\n}}'
+            for name, nest in (("good", NESTS["recurrence"]), ("bad", swapped))
+        )
+        + "\nint main(void) { good(); bad(); return 0; }\n"
+    )
     (tmp_path / "t.c").write_text(source)
     subprocess.run(["gcc", "-O1", "-w", "-o", "t", "t.c"], cwd=tmp_path, check=True, timeout=120)
     out = subprocess.run(["./t"], cwd=tmp_path, check=True, capture_output=True, text=True).stdout
@@ -208,7 +232,11 @@ def _loops(text: str, options: dict) -> str:
 
 def test_strip_mining_keeps_tile_loops_in_place() -> None:
     code = _loops(NESTS["perfect"], {"tiles": two_level(("i", 2, 8), ("j", 4, 4))})
-    order = [line.split("(")[1].split(" =")[0] for line in code.splitlines() if line.strip().startswith("for")]
+    order = [
+        line.split("(")[1].split(" =")[0]
+        for line in code.splitlines()
+        if line.strip().startswith("for")
+    ]
     assert order == ["iii", "ii", "i", "jj", "j"]  # j's second level equals its first: skipped
     assert "min(N - 1, iii + 6)" in code and "min(M - 1, jj + 3)" in code
 
@@ -226,13 +254,17 @@ def test_triangular_copies_are_concatenated_not_fused() -> None:
     code = _loops(NESTS["triangular"], {"unroll": (("i", 2),)})
     main = code.split("for (i = N - N % 2")[0]
     assert main.count("for (k = i + 1;") == 1 and main.count("for (k = i + 2;") == 1
-    assert main.index("C[i][j] = 2 * C[i][j]") < main.index("for (k = i + 1;") < main.index(
-        "C[i + 1][j] = 2 * C[i + 1][j]"
+    assert (
+        main.index("C[i][j] = 2 * C[i][j]")
+        < main.index("for (k = i + 1;")
+        < main.index("C[i + 1][j] = 2 * C[i + 1][j]")
     )
 
 
 def test_unrolled_copies_are_normalised_and_cleanup_is_not() -> None:
-    code = _loops("for j = 0..M-1:\n    x[j] = (y[j] + y[j+1] - 1.0 - z[j] + 3)/9.0", {"unroll": (("j", 2),)})
+    code = _loops(
+        "for j = 0..M-1:\n    x[j] = (y[j] + y[j+1] - 1.0 - z[j] + 3)/9.0", {"unroll": (("j", 2),)}
+    )
     main, cleanup = code.split("for (j = M - M % 2")
     assert "0.111111111111 * (y[j] + y[j + 1] - z[j] + 2)" in main
     assert "0.111111111111 * (y[j + 1] + y[j + 2] - z[j + 1] + 2)" in main

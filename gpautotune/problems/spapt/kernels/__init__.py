@@ -14,8 +14,22 @@ from gpautotune.problems.spapt._kernel import Kernel
 __all__ = ["KERNEL_NAMES", "THESIS_KERNELS", "get_kernel"]
 
 THESIS_KERNELS = (
-    "atax", "dgemv3", "gemver", "gesummv", "hessian", "mm", "mvt", "tensor", "trmm",
-    "bicg", "lu", "adi", "jacobi", "seidel", "stencil3d", "correlation",
+    "atax",
+    "dgemv3",
+    "gemver",
+    "gesummv",
+    "hessian",
+    "mm",
+    "mvt",
+    "tensor",
+    "trmm",
+    "bicg",
+    "lu",
+    "adi",
+    "jacobi",
+    "seidel",
+    "stencil3d",
+    "correlation",
 )
 KERNEL_NAMES = (*THESIS_KERNELS, "fdtd", "covariance")
 

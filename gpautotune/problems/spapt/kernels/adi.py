@@ -29,7 +29,9 @@ for i1 = 1..N-1:
 def _block(n: int) -> Composite:
     return Composite(
         _BODIES[n],
-        tiles=two_level(("i1", f"T{n}_I1", f"T{n}_I1a"), ("i2", f"T{n}_I2", f"T{n}_I2a"), names=_NAMES),
+        tiles=two_level(
+            ("i1", f"T{n}_I1", f"T{n}_I1a"), ("i2", f"T{n}_I2", f"T{n}_I2a"), names=_NAMES
+        ),
         regtile=(("i1", f"RT{n}_I1"), ("i2", f"RT{n}_I2")),
         unroll=(("i1", f"U{n}_I1"), ("i2", f"U{n}_I2")),
         scalar=f"SCR{n}",

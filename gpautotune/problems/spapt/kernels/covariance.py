@@ -99,8 +99,10 @@ double float_n = 321414134.01, eps = 0.005;
     for (j = 1; j <= m; j++) expected += symmat[k][j] * 0.1 * 0.9;
 """,
     orio_failures=(
-        ("RT2_K > 1 and RT2_J > 1 and T2_J == 1 and T2_Ja == 1",
-         "non-rectangular register tiling: newlb_j/newub_j are not declared"),
+        (
+            "RT2_K > 1 and RT2_J > 1 and T2_J == 1 and T2_Ja == 1",
+            "non-rectangular register tiling: newlb_j/newub_j are not declared",
+        ),
     ),
     notes="data has max(m, n) + 10 columns (the original's UB indexing is avoided); 35 repetitions.",
 )

@@ -15,15 +15,25 @@ _NESTS = {
     3: "t6[j] = t6[j] + A[i][j]*w[i]",
     5: "t10[j] = t10[j] + A[i][j]*e[i]",
 }
-_UPDATES = {2: "y[i] = t2[i] + y[i]", 4: "z[i] = t6[i] + z[i]", 6: "p[i] = t10[i] + p[i]",
-            8: "y[i] = t2[i] + y[i]", 9: "z[i] = t6[i] + z[i]", 10: "p[i] = t10[i] + p[i]"}
+_UPDATES = {
+    2: "y[i] = t2[i] + y[i]",
+    4: "z[i] = t6[i] + z[i]",
+    6: "p[i] = t10[i] + p[i]",
+    8: "y[i] = t2[i] + y[i]",
+    9: "z[i] = t6[i] + z[i]",
+    10: "p[i] = t10[i] + p[i]",
+}
 
 
 def _nest(n: int) -> Composite:
     upper = "A_nrows" if n == 5 else "A_nrows-1"
     body = (
         "\n        ".join(
-            ["t10[j] = t10[j] + e[i]*A[i][j]", "t6[j] = t6[j] + w[i]*A[i][j]", "t2[j] = t2[j] + A[i][j]*x[i]"]
+            [
+                "t10[j] = t10[j] + e[i]*A[i][j]",
+                "t6[j] = t6[j] + w[i]*A[i][j]",
+                "t2[j] = t2[j] + A[i][j]*x[i]",
+            ]
         )
         if n == 7
         else _NESTS[n]
@@ -39,7 +49,9 @@ def _nest(n: int) -> Composite:
 
 
 def _update(n: int) -> Composite:
-    return Composite(f"for i = 0..A_nrows-1:\n    {_UPDATES[n]}", unroll=(("i", f"U{n}_I"),), vector=f"VEC{n}")
+    return Composite(
+        f"for i = 0..A_nrows-1:\n    {_UPDATES[n]}", unroll=(("i", f"U{n}_I"),), vector=f"VEC{n}"
+    )
 
 
 _BLOCKS = {f"C{n}": (_nest(n) if n in (1, 3, 5, 7) else _update(n)) for n in range(1, 11)}

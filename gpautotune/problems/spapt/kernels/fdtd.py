@@ -14,10 +14,18 @@ from gpautotune.problems.spapt._composite import Composite, two_level
 from gpautotune.problems.spapt._kernel import P12, R30, RT6, Kernel, flags, one, ordinals, tp
 
 _NESTS = {
-    2: ("for i = 1..nx-1:\n    for j = 0..ny-1:\n", "ey[i][j] = ey[i][j] - 0.5*(hz[i][j] - hz[i-1][j])"),
-    3: ("for i = 0..nx-1:\n    for j = 1..ny-1:\n", "ex[i][j] = ex[i][j] - 0.5*(hz[i][j] - hz[i][j-1])"),
-    4: ("for i = 0..nx-1:\n    for j = 0..ny-1:\n",
-        "hz[i][j] = hz[i][j] - 0.7*(ex[i][j+1] - ex[i][j] + ey[i+1][j] - ey[i][j])"),
+    2: (
+        "for i = 1..nx-1:\n    for j = 0..ny-1:\n",
+        "ey[i][j] = ey[i][j] - 0.5*(hz[i][j] - hz[i-1][j])",
+    ),
+    3: (
+        "for i = 0..nx-1:\n    for j = 1..ny-1:\n",
+        "ex[i][j] = ex[i][j] - 0.5*(hz[i][j] - hz[i][j-1])",
+    ),
+    4: (
+        "for i = 0..nx-1:\n    for j = 0..ny-1:\n",
+        "hz[i][j] = hz[i][j] - 0.7*(ex[i][j+1] - ex[i][j] + ey[i+1][j] - ey[i][j])",
+    ),
 }
 
 
@@ -37,7 +45,11 @@ KERNEL = Kernel(
     name="fdtd",
     parameters=(
         *ordinals(R30, "U1_I"),
-        *[p for n in (2, 3, 4) for p in ordinals(P12, f"T{n}_I", f"T{n}_J", f"T{n}_Ia", f"T{n}_Ja")],
+        *[
+            p
+            for n in (2, 3, 4)
+            for p in ordinals(P12, f"T{n}_I", f"T{n}_J", f"T{n}_Ia", f"T{n}_Ja")
+        ],
         *[p for n in (2, 3, 4) for p in ordinals(R30, f"U{n}_I", f"U{n}_J")],
         *[p for n in (2, 3, 4) for p in ordinals(RT6, f"RT{n}_I", f"RT{n}_J")],
         *flags("SCR", "VEC1", "VEC2", "VEC3", "VEC4"),
@@ -53,7 +65,9 @@ KERNEL = Kernel(
         )
     ),
     blocks={
-        "C1": Composite("for j = 0..ny-1:\n    ey[0][j] = t", unroll=(("j", "U1_I"),), vector="VEC1"),
+        "C1": Composite(
+            "for j = 0..ny-1:\n    ey[0][j] = t", unroll=(("j", "U1_I"),), vector="VEC1"
+        ),
         "C2": _block(2),
         "C3": _block(3),
         "C4": _block(4),

@@ -13,7 +13,12 @@ KERNEL = Kernel(
         *ordinals(RT6, "RT1_I", "RT1_J"),
         *flags("SCR", "VEC1", "OMP"),
     ),
-    constraints=(tp("T1_I", "T1_Ia"), tp("T1_J", "T1_Ja"), "RT1_I * RT1_J <= 150", one("U1_I", "U1_J")),
+    constraints=(
+        tp("T1_I", "T1_Ia"),
+        tp("T1_J", "T1_Ja"),
+        "RT1_I * RT1_J <= 150",
+        one("U1_I", "U1_J"),
+    ),
     blocks={
         "C1": Composite(
             """

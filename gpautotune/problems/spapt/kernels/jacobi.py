@@ -17,7 +17,12 @@ KERNEL = Kernel(
         *ordinals(RT6, "RT2_I", "RT2_J"),
         *flags("SCR", "VEC2", "OMP"),
     ),
-    constraints=(tp("T2_I", "T2_Ia"), tp("T2_J", "T2_Ja"), "RT2_I * RT2_J <= 150", one("U2_I", "U2_J")),
+    constraints=(
+        tp("T2_I", "T2_Ia"),
+        tp("T2_J", "T2_Ja"),
+        "RT2_I * RT2_J <= 150",
+        one("U2_I", "U2_J"),
+    ),
     blocks={
         "C1": Composite(
             """

@@ -21,7 +21,12 @@ KERNEL = Kernel(
         *ordinals(R30, "U1_K", "U1_J"),
         *flags("VEC1"),
     ),
-    constraints=(tp("T2_I", "T2_Ia"), tp("T2_J", "T2_Ja"), "RT2_I * RT2_J <= 150", one("U2_I", "U2_J")),
+    constraints=(
+        tp("T2_I", "T2_Ia"),
+        tp("T2_J", "T2_Ja"),
+        "RT2_I * RT2_J <= 150",
+        one("U2_I", "U2_J"),
+    ),
     blocks={
         "C1": Composite(
             """
@@ -74,8 +79,10 @@ KERNEL = Kernel(
     table_12_1="9.6e12",
     thesis_checksum=600480935677.017212,
     orio_failures=(
-        ("SCR and (U2_I > 1 or U2_J > 1 or RT2_I > 1 or RT2_J > 1)",
-         "nested scalar replacement redeclares scv_N"),
+        (
+            "SCR and (U2_I > 1 or U2_J > 1 or RT2_I > 1 or RT2_J > 1)",
+            "nested scalar replacement redeclares scv_N",
+        ),
         ("(OMP or VEC2) and U1_K > 1", "Orio's outer unroll of k cannot process the inner pragmas"),
     ),
 )

@@ -19,7 +19,9 @@ _BODIES = {
 def _block(n: int) -> Composite:
     return Composite(
         f"for i = 1..N-2:\n    for j = 1..N-2:\n        for k = 1..N-2:\n            {_BODIES[n]}",
-        tiles=two_level(("i", f"T{n}_I", f"T{n}_Ia"), ("j", f"T{n}_J", f"T{n}_Ja"), ("k", f"T{n}_K", f"T{n}_Ka")),
+        tiles=two_level(
+            ("i", f"T{n}_I", f"T{n}_Ia"), ("j", f"T{n}_J", f"T{n}_Ja"), ("k", f"T{n}_K", f"T{n}_Ka")
+        ),
         regtile=(("i", f"RT{n}_I"), ("j", f"RT{n}_J"), ("k", f"RT{n}_K")),
         unroll=(("t", f"U{n}_I"), ("i", f"U{n}_J"), ("j", f"U{n}_K")),
         scalar="SCR",

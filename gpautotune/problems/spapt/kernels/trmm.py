@@ -15,7 +15,9 @@ from gpautotune.problems.spapt._kernel import P12, R30, RT6, Kernel, flags, one,
 KERNEL = Kernel(
     name="trmm",
     parameters=(
-        *ordinals(P12, "T1_I", "T1_J", "T1_Ia", "T1_Ja", "T2_I", "T2_J", "T2_K", "T2_Ia", "T2_Ja", "T2_Ka"),
+        *ordinals(
+            P12, "T1_I", "T1_J", "T1_Ia", "T1_Ja", "T2_I", "T2_J", "T2_K", "T2_Ia", "T2_Ja", "T2_Ka"
+        ),
         *ordinals(R30, "U1_I", "U1_J", "U2_I", "U2_J", "U2_K"),
         *ordinals(RT6, "RT1_I", "RT1_J", "RT2_I", "RT2_J", "RT2_K"),
         *flags("SCREP", "VEC1", "VEC2", "OMP1", "OMP2"),
@@ -84,7 +86,9 @@ double A[N][N + 20], B[N][N + 20];
     table_12_1="3.7e23",
     thesis_checksum=405404783999.161072,
     orio_failures=(
-        ("RT2_I > 1 and RT2_K > 1 and T2_K == 1 and T2_Ka == 1",
-         "non-rectangular register tiling: newlb_k/newub_k are not declared"),
+        (
+            "RT2_I > 1 and RT2_K > 1 and T2_K == 1 and T2_Ka == 1",
+            "non-rectangular register tiling: newlb_k/newub_k are not declared",
+        ),
     ),
 )
