@@ -20,7 +20,8 @@ import pandas as pd
 
 from gpautotune.exceptions import BudgetError, ConfigError, GPAutotuneError
 from gpautotune.execution import Evaluator
-from gpautotune.problems._base import Measurement, Problem
+from gpautotune.measurement import Measurement
+from gpautotune.problems import Problem
 from gpautotune.space import Config, Space
 from gpautotune.storage import Journal, RunSpec, trials_frame
 from gpautotune.strategies import Proposal, Strategy, make_strategy

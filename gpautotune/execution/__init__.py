@@ -8,11 +8,12 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from gpautotune.execution._evaluator import Evaluation, Evaluator, InProcessEvaluator
+from gpautotune.execution._evaluator import Evaluable, Evaluation, Evaluator, InProcessEvaluator
 from gpautotune.execution._isolated import IsolatedEvaluator
 
 __all__ = [
     "ComparisonResult",
+    "Evaluable",
     "Evaluation",
     "Evaluator",
     "InProcessEvaluator",

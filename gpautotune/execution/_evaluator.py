@@ -1,4 +1,9 @@
-"""Evaluators: how the tuner calls a problem. Exceptions become ``run_error`` statuses."""
+"""Evaluators: how the tuner calls a problem. Exceptions become ``run_error`` statuses.
+
+Evaluators sit below the problems: they know a problem only as something with
+``evaluate(config) -> Measurement`` (:class:`Evaluable`), so that every problem can name
+its default evaluator without a cycle.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +11,20 @@ import time
 import traceback
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import Protocol
 
-from gpautotune.problems._base import Measurement, Problem, Status
+from gpautotune.measurement import Measurement, Status
 from gpautotune.space import Config
 
-__all__ = ["Evaluation", "Evaluator", "InProcessEvaluator"]
+__all__ = ["Evaluable", "Evaluation", "Evaluator", "InProcessEvaluator"]
+
+
+class Evaluable(Protocol):
+    """What an evaluator calls: a :class:`~gpautotune.problems.Problem`, in practice."""
+
+    def evaluate(self, config: Config) -> Measurement:
+        """Measure one configuration."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -25,7 +39,7 @@ class Evaluation:
 class Evaluator(ABC):
     """Runs ``problem.evaluate``; never raises for what the problem does."""
 
-    def __call__(self, problem: Problem, config: Config) -> Evaluation:
+    def __call__(self, problem: Evaluable, config: Config) -> Evaluation:
         start, t0 = time.time(), time.perf_counter()
         try:
             measurement = self._evaluate(problem, config)
@@ -37,7 +51,7 @@ class Evaluator(ABC):
         return Evaluation(measurement, start, time.perf_counter() - t0)
 
     @abstractmethod
-    def _evaluate(self, problem: Problem, config: Config) -> Measurement: ...
+    def _evaluate(self, problem: Evaluable, config: Config) -> Measurement: ...
 
     def close(self) -> None:
         """Release workers or devices."""
@@ -46,7 +60,7 @@ class Evaluator(ABC):
 class InProcessEvaluator(Evaluator):
     """Call the problem in this process."""
 
-    def _evaluate(self, problem: Problem, config: Config) -> Measurement:
+    def _evaluate(self, problem: Evaluable, config: Config) -> Measurement:
         result = problem.evaluate(config)
         if not isinstance(result, Measurement):
             raise TypeError(

@@ -18,8 +18,8 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from gpautotune.exceptions import ConfigError
-from gpautotune.execution._evaluator import Evaluator
-from gpautotune.problems._base import Measurement, Problem, Status
+from gpautotune.execution._evaluator import Evaluable, Evaluator
+from gpautotune.measurement import Measurement, Status
 from gpautotune.space import Config
 
 __all__ = ["IsolatedEvaluator"]
@@ -31,7 +31,7 @@ class _WorkerLost(Exception):
     """The worker died or did not answer; the message says how."""
 
 
-def _evaluate_here(problem: Problem | None, config: Config) -> Measurement:
+def _evaluate_here(problem: Evaluable | None, config: Config) -> Measurement:
     if problem is None:
         return Measurement.failure(Status.RUN_ERROR, "the worker has no problem to evaluate")
     try:
@@ -49,7 +49,7 @@ def _evaluate_here(problem: Problem | None, config: Config) -> Measurement:
 
 def _serve(conn: Connection) -> None:
     """The worker's loop: ``problem`` (pickled) -> ready/error, ``evaluate`` -> result."""
-    problem: Problem | None = None
+    problem: Evaluable | None = None
     while True:
         try:
             kind, payload = conn.recv()
@@ -80,7 +80,7 @@ def _serve(conn: Connection) -> None:
 class IsolatedEvaluator(Evaluator):
     """Run ``problem.evaluate`` in a worker process with a per-evaluation timeout.
 
-    Works for any picklable :class:`Problem`. A problem may define ``prepare()``, called
+    Works for any picklable problem. A problem may define ``prepare()``, called
     in the worker once after it is received (under ``startup_timeout_s``, not
     ``timeout_s``). The worker keeps the problem between evaluations, so caches in it
     (built programs, device buffers) persist until a crash or timeout restarts it.
@@ -98,7 +98,7 @@ class IsolatedEvaluator(Evaluator):
         self.timeout_s, self.startup_timeout_s = float(timeout_s), float(startup_timeout_s)
         self._process: Any = None
         self._conn: Connection | None = None
-        self._problem: Problem | None = None
+        self._problem: Evaluable | None = None
         #: Workers started so far (restarts after crashes or timeouts included).
         self.workers_started = 0
 
@@ -106,7 +106,7 @@ class IsolatedEvaluator(Evaluator):
     def alive(self) -> bool:
         return self._process is not None and self._process.is_alive()
 
-    def _evaluate(self, problem: Problem, config: Config) -> Measurement:
+    def _evaluate(self, problem: Evaluable, config: Config) -> Measurement:
         try:
             conn = self._ready(problem)
         except _WorkerLost as exc:
@@ -128,7 +128,7 @@ class IsolatedEvaluator(Evaluator):
             )
         return result
 
-    def _ready(self, problem: Problem) -> Connection:
+    def _ready(self, problem: Evaluable) -> Connection:
         """A live worker holding ``problem`` (started and sent the problem when needed)."""
         if self.alive and self._problem is problem and self._conn is not None:
             return self._conn

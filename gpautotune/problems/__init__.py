@@ -1,6 +1,7 @@
 """What is tuned: the problem contract, replayed tables, synthetic functions, real kernels."""
 
-from gpautotune.problems._base import Measurement, Problem, Status
+from gpautotune.measurement import Measurement, Status
+from gpautotune.problems._base import Problem
 from gpautotune.problems._data import find_data
 from gpautotune.problems._registry import available_problems, make_problem, register_problem
 from gpautotune.problems.replay import ReplayProblem, laplacian_replay

@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 
 from gpautotune.exceptions import ConfigError, SpaceError
-from gpautotune.problems._base import Measurement, Problem, Status
+from gpautotune.measurement import Measurement, Status
+from gpautotune.problems._base import Problem
 from gpautotune.problems._data import find_data
 from gpautotune.space import Config, Space
 

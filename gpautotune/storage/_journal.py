@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from gpautotune.exceptions import StorageError
-from gpautotune.problems._base import Measurement, Status
+from gpautotune.measurement import Measurement, Status
 from gpautotune.trial import Origin, Trial
 
 __all__ = ["Journal", "RunRecord", "RunSpec", "package_versions"]

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from gpautotune.exceptions import ConfigError, DataNotFoundError, SpaceError
-from gpautotune.problems._base import Measurement, Status
+from gpautotune.measurement import Measurement, Status
 from gpautotune.space import Space
 from gpautotune.storage._journal import Journal
 from gpautotune.trial import Origin, Trial

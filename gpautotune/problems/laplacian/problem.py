@@ -14,7 +14,8 @@ from typing import Any, Literal
 
 from gpautotune.exceptions import DeviceError, SpaceError
 from gpautotune.execution import IsolatedEvaluator
-from gpautotune.problems._base import Measurement, Problem, Status
+from gpautotune.measurement import Measurement, Status
+from gpautotune.problems._base import Problem
 from gpautotune.problems.laplacian.devices import COMPILER_HINT, compiler_problem, select_device
 from gpautotune.problems.laplacian.generator import GeneratedKernel, generate_kernel
 from gpautotune.problems.laplacian.runner import LaplacianRunner

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gpautotune.problems._base import Measurement, Status
+from gpautotune.measurement import Measurement, Status
 from gpautotune.problems.laplacian.bandwidth import CopyBandwidth, measure_copy_bandwidth
 from gpautotune.problems.laplacian.build import BuildCache, BuildFailure
 from gpautotune.problems.laplacian.devices import DeviceInfo, open_device

@@ -11,7 +11,8 @@ import torch
 from torch import nn
 
 from gpautotune.exceptions import ConfigError
-from gpautotune.problems._base import Measurement, Problem, Status
+from gpautotune.measurement import Measurement, Status
+from gpautotune.problems._base import Problem
 from gpautotune.problems.quantization._accuracy import Accuracy, evaluate_accuracy, resolve_device
 from gpautotune.problems.quantization._layers import find_layers
 from gpautotune.problems.quantization._policy import BitsSpec, PolicySpace

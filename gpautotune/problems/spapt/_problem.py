@@ -18,7 +18,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gpautotune.exceptions import ConfigError, SpaceError
-from gpautotune.problems._base import Measurement, Problem, Status
+from gpautotune.measurement import Measurement, Status
+from gpautotune.problems._base import Problem
 from gpautotune.problems.spapt._baseline import BaselineCache, BaselineRecord
 from gpautotune.problems.spapt._program import generate
 from gpautotune.problems.spapt._runner import BuildSettings, Runner, RunOutcome

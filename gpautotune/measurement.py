@@ -1,0 +1,73 @@
+"""What one evaluation returns: a :class:`Status` and a :class:`Measurement`.
+
+The core types every layer shares (problems produce them, evaluators wrap crashes into
+them, trials and the journal store them), kept in a module that depends on nothing else
+of the package.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+__all__ = ["Status", "Measurement"]
+
+
+class Status(str, Enum):
+    """Outcome of one evaluation."""
+
+    OK = "ok"
+    INVALID = "invalid"
+    BUILD_ERROR = "build_error"
+    RUN_ERROR = "run_error"
+    WRONG_RESULT = "wrong_result"
+    TIMEOUT = "timeout"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """What one evaluation returned.
+
+    Attributes:
+        status: the outcome; only ``ok`` measurements carry a ``value``.
+        value: the objective (minimised), ``None`` unless ``status`` is ok.
+        samples: raw repeated measurements behind ``value`` (e.g. run times).
+        metrics: extra named results (build time, device name, accuracy, ...).
+        error: a message (build log, traceback) for failures.
+    """
+
+    status: Status
+    value: float | None = None
+    samples: tuple[float, ...] = ()
+    metrics: Mapping[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", Status(self.status))
+        if self.status is Status.OK:
+            if self.value is None or not math.isfinite(float(self.value)):
+                raise ValueError(f"an ok measurement needs a finite value, got {self.value!r}")
+            object.__setattr__(self, "value", float(self.value))
+        elif self.value is not None:
+            raise ValueError(
+                f"a {self.status.value} measurement carries no value, got {self.value!r}"
+            )
+        object.__setattr__(self, "samples", tuple(float(s) for s in self.samples))
+
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.OK
+
+    @classmethod
+    def success(cls, value: float, samples: Sequence[float] = (), **metrics: Any) -> Measurement:
+        return cls(Status.OK, value, tuple(samples), metrics)
+
+    @classmethod
+    def failure(cls, status: Status | str, error: str | None = None, **metrics: Any) -> Measurement:
+        return cls(Status(status), None, (), metrics, error)
