@@ -330,8 +330,7 @@ def compare(
 ) -> None:
     """Run (or resume) a repeated comparison on Dask, then write its report."""
     from gpautotune.analysis import analyse, summary_table
-    from gpautotune.comparison import load_comparison
-    from gpautotune.execution._compare import run_comparison
+    from gpautotune.comparison import load_comparison, run_comparison
 
     cfg = load_comparison(config)
     with _progress() as progress:

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from gpautotune.execution import dask_client, run_comparison
+from gpautotune.comparison import dask_client, run_comparison
 from gpautotune.problems import BoothProblem
 from gpautotune.storage import Journal
 from gpautotune.tuner import tune
 
 ROOT = Path(__file__).resolve().parents[2]
-HELPERS = "tests.execution.faulty_problems"
+HELPERS = "tests.comparison.faulty_problems"
 pytestmark = pytest.mark.slow
 
 
@@ -125,7 +125,7 @@ def test_hardware_repetitions_run_one_at_a_time(tmp_path, scheduler):
 
 
 KILLED = """
-from gpautotune.execution import run_comparison
+from gpautotune.comparison import run_comparison
 if __name__ == "__main__":
     run_comparison({config!r}, workers=2)
 """

@@ -1,5 +1,5 @@
 """Problems for the comparison tests, importable by Dask workers as
-``tests.execution.faulty_problems:<name>`` (the repository root is on their path)."""
+``tests.comparison.faulty_problems:<name>`` (the repository root is on their path)."""
 
 from __future__ import annotations
 

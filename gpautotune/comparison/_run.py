@@ -16,14 +16,14 @@ from pathlib import Path
 
 from distributed import as_completed
 
-from gpautotune.comparison import (
+from gpautotune.comparison._config import (
     ComparisonConfig,
     Repetition,
     expand,
     load_comparison,
     resolve_problem,
 )
-from gpautotune.execution._dask import RepetitionOutcome, dask_client, run_repetition, task_options
+from gpautotune.comparison._dask import RepetitionOutcome, dask_client, run_repetition, task_options
 from gpautotune.problems import Problem
 from gpautotune.storage import Journal, record_problem
 
@@ -102,7 +102,7 @@ def run_comparison(
     """Run (or resume) the comparison of ``config_path`` on Dask.
 
     Args:
-        config_path: the comparison YAML file (see :mod:`gpautotune.comparison`).
+        config_path: the comparison YAML file (see :mod:`gpautotune.comparison._config`).
         scheduler: a running Dask scheduler (``tcp://HOST:PORT``); None starts a local
             cluster of ``workers`` processes.
         workers: local worker processes (default: the file's ``workers``, else the cores).

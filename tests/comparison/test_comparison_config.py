@@ -98,7 +98,7 @@ def test_repetition_keys_are_the_keys_the_tuner_stores(tmp_path):
 
 def test_import_path_problems(tmp_path):
     text = BASE.replace(
-        "{name: booth}", "{name: 'tests.execution.faulty_problems:SlowBooth', delay_s: 0.0}"
+        "{name: booth}", "{name: 'tests.comparison.faulty_problems:SlowBooth', delay_s: 0.0}"
     )
     cfg = load_comparison(_write(tmp_path, text))
     problem = resolve_problem(cfg.problems[0])

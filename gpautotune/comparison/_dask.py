@@ -26,7 +26,7 @@ from typing import Any
 import dask
 from distributed import Client, LocalCluster, Semaphore
 
-from gpautotune.comparison import Repetition, build_comparison_strategy, resolve_problem
+from gpautotune.comparison._config import Repetition, build_comparison_strategy, resolve_problem
 from gpautotune.exceptions import GPAutotuneError
 from gpautotune.problems import Problem
 from gpautotune.storage import Journal
