@@ -1,7 +1,7 @@
 """Analysis: statistics of repeated runs, the Willemsen score, figures and reports, and
-Sobol sensitivity indices with honest uncertainty."""
+explanations of stored runs (Sobol indices from :mod:`gpautotune.sensitivity`, whose
+names are re-exported here)."""
 
-from gpautotune.analysis._paths import FunctionPaths, PathSampler, PosteriorMean, PosteriorPaths
 from gpautotune.analysis._report import markdown, summary_table, write_report
 from gpautotune.analysis._runs import Group, RunTable, load_runs
 from gpautotune.analysis._stats import (
@@ -14,11 +14,15 @@ from gpautotune.analysis._stats import (
 )
 from gpautotune.analysis._summary import ComparisonReport, RandomBaseline, analyse, random_baseline
 from gpautotune.analysis._willemsen import expected_random_best, willemsen_score
-from gpautotune.analysis.sensitivity import (
+from gpautotune.analysis.explain import strategy_indices
+from gpautotune.sensitivity import (
     Domain,
+    FunctionPaths,
+    PathSampler,
+    PosteriorMean,
+    PosteriorPaths,
     SobolResult,
     sobol_indices,
-    strategy_indices,
     surrogate_indices,
 )
 

@@ -4,7 +4,7 @@
 rebuilds the GPR strategy with those settings (a run of another strategy gets the GPR
 defaults), fits its GP from scratch to every successful trial (repeated configurations
 averaged, as the strategy does), and computes the indices with
-:func:`~gpautotune.analysis.surrogate_indices`. The fit is a fresh maximum-likelihood
+:func:`~gpautotune.sensitivity.surrogate_indices`. The fit is a fresh maximum-likelihood
 fit with the run's settings, not the run's last model (which was warm-started step by
 step), so hyperparameters can differ slightly.
 """
@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from gpautotune.analysis.sensitivity import Domain, SobolResult, strategy_indices
 from gpautotune.exceptions import ConfigError, GPAutotuneError
+from gpautotune.sensitivity import Domain, SobolResult, surrogate_indices
 from gpautotune.space import Space, compile_expression, space_from_spec
 from gpautotune.storage import Journal, RunRecord
 from gpautotune.trial import Trial
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "explain_run",
+    "strategy_indices",
     "fit_run_surrogate",
     "load_run",
     "plot_indices",
@@ -43,6 +44,15 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
+
+
+def strategy_indices(strategy: GPRStrategy, **options: Any) -> SobolResult:
+    """:func:`~gpautotune.sensitivity.surrogate_indices` of a GPR strategy's current model
+    (its last fit).
+
+    Keyword options are those of :func:`~gpautotune.sensitivity.surrogate_indices`.
+    """
+    return surrogate_indices(strategy.gp, strategy.features, strategy.space, **options)
 
 
 def load_run(
@@ -188,7 +198,7 @@ def explain_run(
         out_dir: where to write ``run<ID>-sobol-<domain>.csv``, ``.json`` (how it was
             computed) and ``.png`` (bar chart); nothing is written when None.
         domain, n, paths, bootstrap, confidence, second_order, seed: see
-            :func:`~gpautotune.analysis.surrogate_indices`.
+            :func:`~gpautotune.sensitivity.surrogate_indices`.
         space: the run's space, when it cannot be rebuilt from the journal.
 
     Returns:

@@ -11,10 +11,12 @@ from gpautotune.space._parameters import (
     PowerOfTwo,
     Real,
 )
-from gpautotune.space._space import Config, Space, ValidCount
+from gpautotune.space._sampling import sample_index, unit_sample
+from gpautotune.space._space import DEFAULT_ENUMERATION_LIMIT, Config, Space, ValidCount
 from gpautotune.space._spec import space_from_spec
 
 __all__ = [
+    "DEFAULT_ENUMERATION_LIMIT",
     "Boolean",
     "Categorical",
     "Config",
@@ -29,5 +31,7 @@ __all__ = [
     "Space",
     "ValidCount",
     "compile_expression",
+    "sample_index",
     "space_from_spec",
+    "unit_sample",
 ]

@@ -32,20 +32,26 @@ import numpy as np
 import torch
 
 from gpautotune.acquisition import (
+    POOL_MAX_RAW,
     Acquisition,
     CandidatePool,
     PoolSettings,
     make_acquisition,
     score_candidates,
 )
-from gpautotune.acquisition._pool import POOL_MAX_RAW
 from gpautotune.exceptions import ConfigError
-from gpautotune.space import Space
-from gpautotune.space._sampling import sample_index
+from gpautotune.space import Space, sample_index
 from gpautotune.strategies._base import Proposal, Strategy
 from gpautotune.strategies._registry import register
-from gpautotune.surrogate import GPSettings, GPSurrogate, SurrogateError, build_basis
-from gpautotune.surrogate._gp import Kernel, torch_threads
+from gpautotune.strategies._screening import Screening
+from gpautotune.surrogate import (
+    GPSettings,
+    GPSurrogate,
+    Kernel,
+    SurrogateError,
+    build_basis,
+    torch_threads,
+)
 from gpautotune.trial import Trial
 
 __all__ = ["GPRStrategy"]
@@ -90,7 +96,7 @@ class GPRStrategy(Strategy):
             probability that a configuration runs.
         screen: "screen, then tune": after the initial design, fix the parameters whose
             total Sobol index has an upper bound below this threshold to their level in
-            the best initial configuration (see :mod:`gpautotune.analysis.screening`).
+            the best initial configuration (see :mod:`gpautotune.strategies._screening`).
         stall: after this many measurements without a new best (counted from the best,
             or from the last escape), one step (all of its ``q`` picks) is an *escape*: it
             picks by LCB with ``stall_kappa`` instead of the acquisition, as Kernel Tuner's
@@ -155,6 +161,10 @@ class GPRStrategy(Strategy):
             raise ConfigError(f"stall must be >= 1 (or None), got {stall}")
         if stall_kappa <= 0:
             raise ConfigError(f"stall_kappa must be positive, got {stall_kappa}")
+        if screen is not None and not 0.0 < screen < 1.0:
+            raise ConfigError(
+                f"screen must be a threshold in (0, 1) on the total Sobol index, got {screen!r}"
+            )
         if escape not in ("lcb", "poll", "rotate"):
             raise ConfigError(f"escape must be lcb, poll or rotate, not {escape!r}")
         self.stall, self.stall_kappa, self.escape = stall, float(stall_kappa), escape
@@ -198,7 +208,7 @@ class GPRStrategy(Strategy):
         self.pool = CandidatePool(space, self.pool_settings, seed)
         self._design: np.ndarray | None = None
         reference = (
-            self.pool._all
+            self.pool.enumerated
             if self.pool.exhaustive
             else sample_index(space, 1024, seed=self.seed, max_raw=POOL_MAX_RAW, strict=False)
         )
@@ -215,11 +225,8 @@ class GPRStrategy(Strategy):
         )
         self._e_low = e.min(axis=0)
         self._e_span = np.where(np.ptp(e, axis=0) > 0, np.ptp(e, axis=0), 1.0)
-        self.screen, self.screening = screen, None
-        if screen is not None:  # "screen, then tune" (issue 7); SALib is imported only then
-            from gpautotune.analysis.screening import Screening
-
-            self.screening = Screening(screen)
+        self.screen = screen
+        self.screening = Screening(screen) if screen is not None else None
 
     def settings(self) -> dict[str, Any]:
         return {
@@ -286,11 +293,7 @@ class GPRStrategy(Strategy):
         if len(ok) < 2:
             return self._space_filling(n, reason="fewer than 2 successful measurements")
         try:
-            return (
-                self._model_step(n, ok)
-                if self.screening is None
-                else self.screening.step(self, n, ok)
-            )
+            return self._screened_step(n, ok) if self.screening else self._model_step(n, ok)
         except SurrogateError as exc:
             _log.warning("GPR falls back to space filling: %s", exc)
             return self._space_filling(n, reason=str(exc))
@@ -324,6 +327,20 @@ class GPRStrategy(Strategy):
             values = np.bincount(inverse, weights=values) / np.bincount(inverse)
             index = index[first]
         return self.features(index), values
+
+    def _screened_step(self, n: int, ok: Sequence[Trial]) -> list[Proposal]:
+        """Screen once when the initial design is told (restricting the pool to the
+        parameters that matter), then propose as usual, recording the decision."""
+        assert self.screening is not None
+        if self.screening.decision is None and len(self.trials) >= self.n_init:
+            gp = GPSurrogate(self.gp_settings, self.gp.d, len(self.basis))
+            initial = self.trials[: self.n_init]
+            decision = self.screening.screen(initial, gp, self.features, self.space, self.seed or 0)
+            if decision.fixed:
+                self.pool = CandidatePool(
+                    self.space, self.pool_settings, self.seed, fixed=decision.fixed
+                )
+        return self.screening.annotate(self._model_step(n, ok))
 
     def _model_step(self, n: int, ok: Sequence[Trial]) -> list[Proposal]:
         with torch_threads(self.gp_settings.threads):

@@ -28,8 +28,8 @@ from SALib.analyze.sobol import first_order, separate_output_values, total_order
 from SALib.analyze.sobol import second_order as pair_order
 from SALib.sample import sobol as sobol_sample
 
-from gpautotune.analysis._estimates import Estimates
-from gpautotune.analysis._paths import PathSampler
+from gpautotune.sensitivity._estimates import Estimates
+from gpautotune.sensitivity._paths import PathSampler
 from gpautotune.space import Space
 
 __all__ = ["box_design", "box_estimates"]

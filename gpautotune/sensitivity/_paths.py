@@ -35,14 +35,13 @@ from typing import Literal, Protocol
 import numpy as np
 import torch
 
-from gpautotune.analysis._laplace import (
+from gpautotune.exceptions import ConfigError
+from gpautotune.sensitivity._laplace import (
     Hyperparameters,
     fitted_hyperparameters,
     laplace_hyperparameters,
 )
-from gpautotune.exceptions import ConfigError
-from gpautotune.surrogate import GPSurrogate, SurrogateError, TrendMean
-from gpautotune.surrogate._gp import torch_threads
+from gpautotune.surrogate import GPSurrogate, SurrogateError, TrendMean, torch_threads
 
 __all__ = ["PathSampler", "FunctionPaths", "PosteriorPaths", "PosteriorMean"]
 

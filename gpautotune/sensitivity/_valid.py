@@ -35,9 +35,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpautotune.analysis._estimates import Estimates
-from gpautotune.analysis._paths import PathSampler
 from gpautotune.exceptions import SpaceError
+from gpautotune.sensitivity._estimates import Estimates
+from gpautotune.sensitivity._paths import PathSampler
 from gpautotune.space import Space
 
 __all__ = ["valid_sample", "valid_estimates"]

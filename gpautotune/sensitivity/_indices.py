@@ -28,23 +28,20 @@ import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-from gpautotune.analysis._box import box_estimates
-from gpautotune.analysis._estimates import summarise, summarise_pairs
-from gpautotune.analysis._paths import FunctionPaths, PathSampler, PosteriorMean, PosteriorPaths
-from gpautotune.analysis._valid import valid_estimates
 from gpautotune.exceptions import ConfigError
+from gpautotune.sensitivity._box import box_estimates
+from gpautotune.sensitivity._estimates import summarise, summarise_pairs
+from gpautotune.sensitivity._paths import FunctionPaths, PathSampler, PosteriorMean, PosteriorPaths
+from gpautotune.sensitivity._valid import valid_estimates
 from gpautotune.space import Space
 from gpautotune.surrogate import GPSurrogate
 
-if TYPE_CHECKING:
-    from gpautotune.strategies.gpr import GPRStrategy
-
-__all__ = ["Domain", "SobolResult", "sobol_indices", "surrogate_indices", "strategy_indices"]
+__all__ = ["Domain", "SobolResult", "sobol_indices", "surrogate_indices"]
 
 _log = logging.getLogger(__name__)
 Domain = Literal["box", "valid"]
@@ -223,11 +220,3 @@ def surrogate_indices(
     return SobolResult(
         table, result.second_order, result.domain, method, evaluations, result.confidence
     )
-
-
-def strategy_indices(strategy: GPRStrategy, **options: Any) -> SobolResult:
-    """:func:`surrogate_indices` of a GPR strategy's current model (its last fit).
-
-    Keyword options are those of :func:`surrogate_indices`.
-    """
-    return surrogate_indices(strategy.gp, strategy.features, strategy.space, **options)

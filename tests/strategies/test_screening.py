@@ -1,11 +1,11 @@
 import numpy as np
 import pytest
 
-from gpautotune.acquisition import PoolSettings
-from gpautotune.analysis.screening import SubspacePool, decide
+from gpautotune.acquisition import CandidatePool, PoolSettings
 from gpautotune.exceptions import ConfigError
 from gpautotune.problems.synthetic import ScreeningProblem
 from gpautotune.strategies import make_strategy
+from gpautotune.strategies._screening import decide
 from gpautotune.tuner import tune
 
 
@@ -16,13 +16,13 @@ def test_decide_fixes_below_the_threshold_and_always_leaves_one_free():
 
 
 @pytest.mark.parametrize("exhaustive_limit", [100_000, 10])
-def test_subspace_pool_only_offers_the_restricted_subspace(exhaustive_limit):
+def test_pool_with_fixed_parameters_only_offers_the_restricted_subspace(exhaustive_limit):
     space = ScreeningProblem(levels=3).space
-    pool = SubspacePool(
+    pool = CandidatePool(
         space,
         PoolSettings(exhaustive_limit=exhaustive_limit, sample_size=200),
         0,
-        {"x2": 1.0, "x4": -1.0},
+        fixed={"x2": 1.0, "x4": -1.0},
     )
     rows, scores, _ = pool.propose(
         0, lambda r: np.zeros(len(r), dtype=bool), lambda r: -r.sum(axis=1)

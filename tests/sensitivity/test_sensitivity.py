@@ -2,12 +2,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpautotune.analysis import PosteriorPaths, sobol_indices, surrogate_indices
 from gpautotune.exceptions import ConfigError
+from gpautotune.sensitivity import PosteriorPaths, sobol_indices, surrogate_indices
 from gpautotune.space import IntRange, Real, Space
 from gpautotune.space._sampling import unit_sample
 from gpautotune.surrogate import GPSettings, GPSurrogate
-from tests.analysis.functions import (
+from tests.sensitivity.functions import (
     g_function,
     g_space,
     g_truth,
