@@ -431,7 +431,7 @@ def spapt_list(
     valid: Annotated[bool, typer.Option(help="also count valid configurations (slower)")] = True,
 ) -> None:
     """Kernels with their factor counts, raw and valid space sizes."""
-    from gpautotune.problems.spapt._catalog import list_kernels
+    from gpautotune.problems.spapt import list_kernels
 
     with console.status("counting"):
         rows = list_kernels(valid=valid)

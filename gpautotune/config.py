@@ -21,10 +21,8 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from gpautotune.exceptions import ConfigError, DataNotFoundError
-from gpautotune.problems import Problem
-from gpautotune.problems._registry import problem_factory
-from gpautotune.space._spec import format_validation_error
+from gpautotune.exceptions import ConfigError, DataNotFoundError, format_validation_error
+from gpautotune.problems import Problem, problem_factory
 from gpautotune.storage import import_csv
 from gpautotune.strategies import Strategy, strategy_class
 

@@ -8,6 +8,8 @@ callers who catch ``ValueError`` or ``FileNotFoundError`` keep working.
 
 from __future__ import annotations
 
+from typing import Any, Protocol
+
 __all__ = [
     "GPAutotuneError",
     "ConfigError",
@@ -17,6 +19,7 @@ __all__ = [
     "StorageError",
     "BudgetError",
     "DeviceError",
+    "format_validation_error",
 ]
 
 
@@ -50,3 +53,24 @@ class BudgetError(GPAutotuneError, ValueError):
 
 class DeviceError(GPAutotuneError, RuntimeError):
     """No usable compute device (no OpenCL runtime, no matching platform or device)."""
+
+
+class _HasErrors(Protocol):
+    """A pydantic ``ValidationError`` (not imported here: pydantic is not needed to raise)."""
+
+    def errors(self) -> list[dict[str, Any]]: ...
+
+
+def format_validation_error(exc: _HasErrors, where: str) -> str:
+    """A pydantic ``ValidationError`` as one line: ``where.key.subkey: message (got value)``
+    per problem, joined by ``; ``."""
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in (where, *err["loc"]) if p != "")
+        got = (
+            f" (got {err['input']!r})"
+            if "input" in err and not isinstance(err["input"], dict)
+            else ""
+        )
+        lines.append(f"{loc}: {err['msg']}{got}")
+    return "; ".join(lines)

@@ -95,7 +95,7 @@ def run_space(record: RunRecord) -> Space:
         )
     except GPAutotuneError as exc:
         reason = str(exc)
-    from gpautotune.problems._registry import problem_factory
+    from gpautotune.problems import problem_factory
 
     try:
         factory, extra = problem_factory(record.problem)
@@ -147,8 +147,7 @@ def _training_data(strategy: GPRStrategy, trials: Sequence[Trial]) -> tuple[np.n
 
 def fit_run_surrogate(record: RunRecord, space: Space, trials: Sequence[Trial]) -> GPRStrategy:
     """A GPR strategy with the run's settings whose GP is fitted to the run's trials."""
-    from gpautotune.strategies import make_strategy
-    from gpautotune.strategies._registry import strategy_options
+    from gpautotune.strategies import make_strategy, strategy_options
 
     stored = dict(record.settings["strategy"]) if record.strategy == "gpr" else {}
     allowed = strategy_options("gpr")

@@ -34,8 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from gpautotune.config import Section, load_yaml_model, validate_options
 from gpautotune.exceptions import ConfigError
-from gpautotune.problems import Problem
-from gpautotune.problems._registry import problem_factory
+from gpautotune.problems import Problem, problem_factory
 from gpautotune.storage import RunSpec
 from gpautotune.strategies import Strategy, strategy_class
 

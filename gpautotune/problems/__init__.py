@@ -3,7 +3,12 @@
 from gpautotune.measurement import Measurement, Status
 from gpautotune.problems._base import Problem
 from gpautotune.problems._data import find_data
-from gpautotune.problems._registry import available_problems, make_problem, register_problem
+from gpautotune.problems._registry import (
+    available_problems,
+    make_problem,
+    problem_factory,
+    register_problem,
+)
 from gpautotune.problems.replay import ReplayProblem, laplacian_replay
 from gpautotune.problems.synthetic import BoothProblem, ConstrainedBitsProblem, ScreeningProblem
 
@@ -19,5 +24,6 @@ __all__ = [
     "find_data",
     "laplacian_replay",
     "make_problem",
+    "problem_factory",
     "register_problem",
 ]
