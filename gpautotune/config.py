@@ -143,12 +143,8 @@ def build_problem(section: Section) -> Problem:
 
 
 def build_strategy(section: Section, problem: Problem, seed: int | None) -> Strategy:
-    """The strategy a section names, its options validated."""
-    cls = strategy_class(section.name)
-    options = validate_options(
-        cls, section.options, f"strategy ({section.name})", skip=("space", "seed")
-    )
-    return cls(problem.space, seed=seed, **options)
+    """The strategy a section names, its options checked by its settings dataclass."""
+    return strategy_class(section.name)(problem.space, seed=seed, **section.options)
 
 
 def warm_start_trials(config: TuneConfig, problem: Problem) -> list:

@@ -63,14 +63,15 @@ class _HasErrors(Protocol):
 
 def format_validation_error(exc: _HasErrors, where: str) -> str:
     """A pydantic ``ValidationError`` as one line: ``where.key.subkey: message (got value)``
-    per problem, joined by ``; ``."""
+    per problem, joined by ``; `` (checks of several keys at once give the message only)."""
     lines = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in (where, *err["loc"]) if p != "")
+        msg = str(err["msg"]).removeprefix("Value error, ")
         got = (
             f" (got {err['input']!r})"
-            if "input" in err and not isinstance(err["input"], dict)
+            if err["loc"] and "input" in err and not isinstance(err["input"], dict)
             else ""
         )
-        lines.append(f"{loc}: {err['msg']}{got}")
+        lines.append(f"{loc}: {msg}{got}" if loc else msg)
     return "; ".join(lines)

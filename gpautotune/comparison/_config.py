@@ -189,11 +189,8 @@ def load_comparison(path: str | os.PathLike[str]) -> ComparisonConfig:
         path, ComparisonConfig, "comparison", "problems, strategies, repetitions, budget, storage"
     )
     for i, entry in enumerate(config.strategies):
-        validate_options(
-            strategy_class(entry.name),
-            entry.options,
-            f"{path}: strategies.{i} ({entry.name})",
-            skip=("space", "seed"),
+        strategy_class(entry.name).Settings.build(
+            entry.options, f"{path}: strategies.{i} ({entry.name})"
         )
     for i, section in enumerate(config.problems):
         factory, extra = _factory(section.name)
@@ -227,11 +224,7 @@ def resolve_problem(section: Section) -> Problem:
 
 def build_comparison_strategy(entry: StrategyEntry, problem: Problem, seed: int) -> Strategy:
     """The strategy of ``entry`` for one repetition."""
-    cls = strategy_class(entry.name)
-    options = validate_options(
-        cls, entry.options, f"strategy ({entry.name})", skip=("space", "seed")
-    )
-    return cls(problem.space, seed=seed, **options)
+    return strategy_class(entry.name)(problem.space, seed=seed, **entry.options)
 
 
 @dataclass(frozen=True)

@@ -26,10 +26,18 @@ import logging
 import time
 import warnings
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import torch
+from pydantic import (
+    BeforeValidator,
+    Field,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+)
 
 from gpautotune.acquisition import (
     POOL_MAX_RAW,
@@ -44,6 +52,7 @@ from gpautotune.space import Space, sample_index
 from gpautotune.strategies._base import Proposal, Strategy
 from gpautotune.strategies._registry import register
 from gpautotune.strategies._screening import Screening
+from gpautotune.strategies._settings import StrategySettings, strategy_settings
 from gpautotune.surrogate import (
     GPSettings,
     GPSurrogate,
@@ -54,18 +63,29 @@ from gpautotune.surrogate import (
 )
 from gpautotune.trial import Trial
 
-__all__ = ["GPRStrategy"]
+__all__ = ["GPRSettings", "GPRStrategy"]
 
 _log = logging.getLogger(__name__)
 
 
-@register("gpr")
-class GPRStrategy(Strategy):
-    """Bayesian optimisation with a GP surrogate over a constrained discrete space.
+def _noise(value: Any) -> str | float:
+    """``"learned"`` or a variance >= 0 (numbers in strings too, as YAML writes ``1e-4``)."""
+    if value == "learned":
+        return value
+    try:
+        variance = float(value) if not isinstance(value, bool) else -1.0
+    except (TypeError, ValueError):
+        variance = -1.0
+    if not variance >= 0:
+        raise ValueError("must be 'learned' or a fixed noise variance >= 0")
+    return variance
 
-    Args:
-        space: the search space.
-        seed: seeds the initial design, the pools and the fits.
+
+@strategy_settings
+class GPRSettings(StrategySettings):
+    """Options of :class:`GPRStrategy`.
+
+    Attributes:
         n_init: initial design size (default ``max(10, 2 * dims)``); warm-start trials
             count towards it.
         init_method: ``sobol`` (constrained, FILTER_SOBOL), ``random`` or ``lhs``.
@@ -82,21 +102,23 @@ class GPRStrategy(Strategy):
         restarts: extra maximum-likelihood starts drawn from the priors.
         fresh_every: refit from fresh starts (defaults and prior draws) every this many
             steps; in between, the fit starts from the previous step's hyperparameters.
-        lengthscale_max: upper bound of the length-scales (unit-box units), or ``None``.
+        lengthscale_max: upper bound of the length-scales (unit-box units, above 0.05),
+            or ``None``.
         exhaustive_limit: score every valid configuration when there are at most this many.
         sample_size: constrained Sobol candidates per step (default ``60 * dims``).
         n_best: best points whose neighbourhoods join the pool.
         radius: discrete neighbourhood radius in levels.
         perturbations: Sobol perturbations per best point.
         backlog: unpicked high-score candidates carried to the next step.
-        extra_inputs: derived quantities fed to the kernel besides the parameters
-            (default: the space's ``model_inputs``).
         feasibility: once some configurations have failed (unknown constraints: build
             errors, out-of-resources launches), multiply EI by a GP classifier's
             probability that a configuration runs.
+        extra_inputs: derived quantities fed to the kernel besides the parameters
+            (default: the space's ``model_inputs``).
         screen: "screen, then tune": after the initial design, fix the parameters whose
-            total Sobol index has an upper bound below this threshold to their level in
-            the best initial configuration (see :mod:`gpautotune.strategies._screening`).
+            total Sobol index has an upper bound below this threshold (in (0, 1)) to their
+            level in the best initial configuration (see
+            :mod:`gpautotune.strategies._screening`).
         stall: after this many measurements without a new best (counted from the best,
             or from the last escape), one step (all of its ``q`` picks) is an *escape*: it
             picks by LCB with ``stall_kappa`` instead of the acquisition, as Kernel Tuner's
@@ -113,106 +135,96 @@ class GPRStrategy(Strategy):
             uncertain levels); ``lcb``, the whole pool (it tends to pick corners).
     """
 
-    def __init__(
-        self,
-        space: Space,
-        *,
-        seed: int | None = None,
-        n_init: int | None = None,
-        init_method: Literal["sobol", "random", "lhs"] = "sobol",
-        trend: str = "linear",
-        kernel: Kernel = "matern52",
-        lengthscale_prior: Literal["gamma", "dim_scaled"] = "dim_scaled",
-        acquisition: Acquisition = "logei",
-        kappa: float = 0.3,
-        noise: Literal["learned"] | float = "learned",
-        log_transform: bool = True,
-        output_warp: Literal["none", "copula"] = "none",
-        restarts: int = 1,
-        fresh_every: int = 10,
-        lengthscale_max: float | None = None,
-        exhaustive_limit: int = 100_000,
-        sample_size: int | None = None,
-        n_best: int = 3,
-        radius: int = 2,
-        perturbations: int = 64,
-        backlog: int = 200,
-        feasibility: bool = True,
-        extra_inputs: list[str] | None = None,
-        screen: float | None = None,
-        stall: int | None = 7,
-        stall_kappa: float = 10.0,
-        escape: Literal["lcb", "poll", "rotate"] = "rotate",
-    ) -> None:
-        super().__init__(space, seed=seed)
-        if acquisition not in ("logei", "ei", "pi", "lcb"):
-            raise ConfigError(f"acquisition must be logei, ei, pi or lcb, not {acquisition!r}")
-        if output_warp not in ("none", "copula"):
-            raise ConfigError(f"output_warp must be none or copula, not {output_warp!r}")
-        if fresh_every < 1:
-            raise ConfigError(f"fresh_every must be >= 1, got {fresh_every}")
-        if lengthscale_max is not None and lengthscale_max <= 0.05:
-            raise ConfigError(
-                f"lengthscale_max must be above 0.05 (unit-box units), got {lengthscale_max}"
-            )
-        if n_init is not None and n_init < 1:
-            raise ConfigError(f"n_init must be >= 1, got {n_init}")
-        if stall is not None and stall < 1:
-            raise ConfigError(f"stall must be >= 1 (or None), got {stall}")
-        if stall_kappa <= 0:
-            raise ConfigError(f"stall_kappa must be positive, got {stall_kappa}")
-        if screen is not None and not 0.0 < screen < 1.0:
-            raise ConfigError(
-                f"screen must be a threshold in (0, 1) on the total Sobol index, got {screen!r}"
-            )
-        if escape not in ("lcb", "poll", "rotate"):
-            raise ConfigError(f"escape must be lcb, poll or rotate, not {escape!r}")
-        self.stall, self.stall_kappa, self.escape = stall, float(stall_kappa), escape
-        self.n_init = n_init if n_init is not None else max(10, 2 * space.dims)
-        self.init_method, self.acquisition, self.kappa, self.feasibility = (
-            init_method,
-            acquisition,
-            kappa,
-            feasibility,
-        )
-        self.trend = trend
-        self.extra_inputs = tuple(space.model_inputs if extra_inputs is None else extra_inputs)
+    n_init: PositiveInt | None = None
+    init_method: Literal["sobol", "random", "lhs"] = "sobol"
+    trend: str = "linear"
+    kernel: Kernel = "matern52"
+    lengthscale_prior: Literal["gamma", "dim_scaled"] = "dim_scaled"
+    acquisition: Acquisition = "logei"
+    kappa: NonNegativeFloat = 0.3
+    noise: Annotated[Literal["learned"] | float, BeforeValidator(_noise)] = "learned"
+    log_transform: bool = True
+    output_warp: Literal["none", "copula"] = "none"
+    restarts: NonNegativeInt = 1
+    fresh_every: PositiveInt = 10
+    lengthscale_max: Annotated[float, Field(gt=0.05)] | None = None
+    exhaustive_limit: NonNegativeInt = 100_000
+    sample_size: PositiveInt | None = None
+    n_best: NonNegativeInt = 3
+    radius: NonNegativeInt = 2
+    perturbations: NonNegativeInt = 64
+    backlog: NonNegativeInt = 200
+    feasibility: bool = True
+    extra_inputs: tuple[str, ...] | None = None
+    screen: Annotated[float, Field(gt=0, lt=1)] | None = None
+    stall: PositiveInt | None = 7
+    stall_kappa: PositiveFloat = 10.0
+    escape: Literal["lcb", "poll", "rotate"] = "rotate"
+
+
+@register("gpr")
+class GPRStrategy(Strategy):
+    """Bayesian optimisation with a GP surrogate over a constrained discrete space.
+
+    Args:
+        space: the search space.
+        seed: seeds the initial design, the pools and the fits.
+        **options: the fields of :class:`GPRSettings`.
+
+    Raises:
+        ConfigError: a bad option, a trend formula or extra input the space does not have.
+    """
+
+    Settings = GPRSettings
+    options: GPRSettings
+
+    def __init__(self, space: Space, *, seed: int | None = None, **options: Any) -> None:
+        super().__init__(space, seed=seed, **options)
+        o = self.options
+        self.n_init = o.n_init if o.n_init is not None else max(10, 2 * space.dims)
+        self.extra_inputs = tuple(space.model_inputs if o.extra_inputs is None else o.extra_inputs)
         unknown = [e for e in self.extra_inputs if e not in space.describe()["derived"]]
         if unknown:
             raise ConfigError(
                 f"extra_inputs {unknown} are not derived quantities of the space; "
                 f"derived: {sorted(space.describe()['derived'])}"
             )
-        self.basis = build_basis(trend, space, inputs=self.extra_inputs)
+        self.basis = build_basis(o.trend, space, inputs=self.extra_inputs)
         self.gp_settings = GPSettings(
-            kernel=kernel,
-            lengthscale_prior=lengthscale_prior,
-            noise=noise,
-            log_transform=log_transform,
-            output_warp=output_warp,
-            restarts=restarts,
-            fresh_every=fresh_every,
-            lengthscale_max=lengthscale_max,
+            kernel=o.kernel,
+            lengthscale_prior=o.lengthscale_prior,
+            noise=o.noise,
+            log_transform=o.log_transform,
+            output_warp=o.output_warp,
+            restarts=o.restarts,
+            fresh_every=o.fresh_every,
+            lengthscale_max=o.lengthscale_max,
         )
         self.pool_settings = PoolSettings(
-            exhaustive_limit=exhaustive_limit,
-            sample_size=sample_size,
-            n_best=n_best,
-            radius=radius,
-            perturbations=perturbations,
-            backlog=backlog,
+            exhaustive_limit=o.exhaustive_limit,
+            sample_size=o.sample_size,
+            n_best=o.n_best,
+            radius=o.radius,
+            perturbations=o.perturbations,
+            backlog=o.backlog,
         )
         self.gp = GPSurrogate(
             self.gp_settings, space.dims + len(self.extra_inputs), len(self.basis)
         )
         self.pool = CandidatePool(space, self.pool_settings, seed)
         self._design: np.ndarray | None = None
+        self._scale_inputs()
+        self.screening = Screening(o.screen) if o.screen is not None else None
+
+    def _scale_inputs(self) -> None:
+        """Centre and scale of the trend features and extra inputs, from the pool's valid
+        configurations or a sample of 1,024."""
         reference = (
             self.pool.enumerated
             if self.pool.exhaustive
-            else sample_index(space, 1024, seed=self.seed, max_raw=POOL_MAX_RAW, strict=False)
+            else sample_index(self.space, 1024, seed=self.seed, max_raw=POOL_MAX_RAW, strict=False)
         )
-        cols = space.columns(reference)
+        cols = self.space.columns(reference)
         h = self.basis(cols)
         self._h_mean = h.mean(axis=0) if len(h) else np.zeros(len(self.basis))
         self._h_scale = (
@@ -225,49 +237,18 @@ class GPRStrategy(Strategy):
         )
         self._e_low = e.min(axis=0)
         self._e_span = np.where(np.ptp(e, axis=0) > 0, np.ptp(e, axis=0), 1.0)
-        self.screen = screen
-        self.screening = Screening(screen) if screen is not None else None
 
     def settings(self) -> dict[str, Any]:
-        return {
-            "n_init": self.n_init,
-            "init_method": self.init_method,
-            "trend": self.trend,
-            "acquisition": self.acquisition,
-            "kappa": self.kappa,
-            "feasibility": self.feasibility,
-            "extra_inputs": list(self.extra_inputs),
-            **{
-                k: getattr(self.gp_settings, k)
-                for k in (
-                    "kernel",
-                    "lengthscale_prior",
-                    "noise",
-                    "log_transform",
-                    "output_warp",
-                    "restarts",
-                    "fresh_every",
-                    "lengthscale_max",
-                )
-            },
-            **{
-                k: getattr(self.pool_settings, k)
-                for k in (
-                    "exhaustive_limit",
-                    "sample_size",
-                    "n_best",
-                    "radius",
-                    "perturbations",
-                    "backlog",
-                )
-            },
-            **({"screen": self.screen} if self.screen is not None else {}),
-            **(
-                {"stall": self.stall, "stall_kappa": self.stall_kappa, "escape": self.escape}
-                if self.stall is not None
-                else {}
-            ),
-        }
+        """The options, with ``n_init`` and ``extra_inputs`` resolved; ``screen`` only when
+        set and the stall options only with ``stall`` (so earlier run keys still hold)."""
+        out = {**self.options.as_dict(), "n_init": self.n_init}
+        out["extra_inputs"] = list(self.extra_inputs)
+        if out["screen"] is None:
+            del out["screen"]
+        if out["stall"] is None:
+            for key in ("stall", "stall_kappa", "escape"):
+                del out[key]
+        return out
 
     # ------------------------------------------------------------ features
     def features(self, index: np.ndarray) -> np.ndarray:
@@ -301,7 +282,7 @@ class GPRStrategy(Strategy):
     def _initial(self, n: int) -> np.ndarray:
         if self._design is None:
             self._design = sample_index(
-                self.space, self.n_init, method=self.init_method, seed=self.seed
+                self.space, self.n_init, method=self.options.init_method, seed=self.seed
             )
         fresh = self._design[~self.is_seen(self._design)]
         return fresh[:n]
@@ -358,7 +339,8 @@ class GPRStrategy(Strategy):
         picked_info: list[dict[str, Any]] = []
         rows = scores = sources = np.empty(0)
         escape = self._stalled()
-        kind, kappa = ("lcb", self.stall_kappa) if escape else (self.acquisition, self.kappa)
+        o = self.options
+        kind, kappa = ("lcb", o.stall_kappa) if escape else (o.acquisition, o.kappa)
         for q in range(n):
             acqf = make_acquisition(kind, model, best_f, kappa)
 
@@ -368,7 +350,7 @@ class GPRStrategy(Strategy):
             if q == 0:
                 poll = (
                     self._poll_set(ok)
-                    if escape and self.escape != "lcb"
+                    if escape and o.escape != "lcb"
                     else np.empty((0, self.space.dims))
                 )
                 if len(poll):
@@ -421,7 +403,7 @@ class GPRStrategy(Strategy):
 
     # ---------------------------------------------------------- feasibility
     def _feasibility_model(self) -> Any:
-        if not self.feasibility:
+        if not self.options.feasibility:
             return None
         labels = np.array([t.ok for t in self.trials])
         if labels.all() or not labels.any():
@@ -436,14 +418,14 @@ class GPRStrategy(Strategy):
 
     def _stalled(self) -> bool:
         """Whether ``stall`` measurements went by since the best one and the last escape step."""
-        if self.stall is None:
+        if self.options.stall is None:
             return False
         ok = [(t.value, i) for i, t in enumerate(self.trials) if t.ok]
         if not ok:
             return False
         escapes = [i for i, t in enumerate(self.trials) if t.info.get("stall_escape")]
         since = max([min(ok)[1], *escapes])
-        return len(self.trials) - 1 - since >= self.stall
+        return len(self.trials) - 1 - since >= self.options.stall
 
     def _poll_set(self, ok: Sequence[Trial]) -> np.ndarray:
         """Unmeasured valid configurations one parameter away (any level) from the best;
@@ -459,7 +441,7 @@ class GPRStrategy(Strategy):
         _, first = np.unique(self.space.row_keys(moves), return_index=True)
         moves = moves[np.sort(first)]
         moves = moves[~self.is_seen(moves)]
-        if self.escape != "rotate" or not len(moves):
+        if self.options.escape != "rotate" or not len(moves):
             return moves
         along = np.argmax(moves != row, axis=1)  # the one parameter each move changes
         since = next((i for i, t in enumerate(self.trials) if t is best), len(self.trials))

@@ -379,8 +379,3 @@ def test_rotating_escapes_take_the_parameters_in_turn():
         checked += 1
         repeated += sum(polled.values()) > 0
     assert checked >= 4 and repeated >= 2, "the run must poll one best configuration more than once"
-
-
-def test_escape_must_be_named():
-    with pytest.raises(ConfigError, match="escape must be lcb, poll or rotate"):
-        make_strategy("gpr", BoothProblem().space, escape="random")
