@@ -109,11 +109,12 @@ def scaling(args: argparse.Namespace) -> None:
 
 
 def _sequential(path: Path) -> tuple[list, float]:
-    from gpautotune.comparison import expand, load_comparison, resolve_problem, run_repetition
+    from gpautotune.comparison import expand, load_comparison, run_repetition
+    from gpautotune.config import build_problem
 
     t0 = time.perf_counter()
     cfg = load_comparison(path)
-    reps = list(expand(cfg, [resolve_problem(p) for p in cfg.problems]))
+    reps = list(expand(cfg, [build_problem(p) for p in cfg.problems]))
     return [run_repetition(r) for r in reps], time.perf_counter() - t0
 
 

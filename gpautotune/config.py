@@ -11,6 +11,7 @@ A tuning file::
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import os
 import typing
@@ -23,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from gpautotune.exceptions import ConfigError, DataNotFoundError, format_validation_error
 from gpautotune.problems import Problem, problem_factory
+from gpautotune.space import Space
 from gpautotune.storage import import_csv
 from gpautotune.strategies import Strategy, strategy_class
 
@@ -35,6 +37,8 @@ __all__ = [
     "validate_options",
     "build_problem",
     "build_strategy",
+    "check_problem",
+    "check_strategy",
 ]
 
 
@@ -133,18 +137,47 @@ def load_config(path: str | os.PathLike[str]) -> TuneConfig:
     return load_yaml_model(path, TuneConfig, "config", "problem, strategy, budget, ...")
 
 
+def _problem_factory(name: str) -> tuple[Callable[..., Problem], dict[str, Any]]:
+    """The registry's factory, or the ``module:attribute`` one a name with a colon names."""
+    if ":" not in name:
+        return problem_factory(name)
+    module, _, attr = name.partition(":")
+    try:
+        return getattr(importlib.import_module(module), attr), {}
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(
+            f"problem {name!r}: cannot import {attr!r} from {module!r}: {exc}"
+        ) from None
+
+
+def check_problem(section: Section, where: str | None = None) -> dict[str, Any]:
+    """The options of a problem section, checked against its factory's signature.
+
+    Raises:
+        ConfigError: an unknown problem or option, or a value of the wrong type.
+    """
+    factory, extra = _problem_factory(section.name)
+    where = where or f"problem ({section.name})"
+    return validate_options(factory, section.options, where, skip=tuple(extra))
+
+
 def build_problem(section: Section) -> Problem:
-    """The problem a section names, its options validated."""
-    factory, extra = problem_factory(section.name)
-    options = validate_options(
-        factory, section.options, f"problem ({section.name})", skip=tuple(extra)
-    )
-    return factory(**extra, **options)
+    """The problem a section names (a registry name or ``package.module:factory``)."""
+    factory, extra = _problem_factory(section.name)
+    return factory(**extra, **check_problem(section))
 
 
-def build_strategy(section: Section, problem: Problem, seed: int | None) -> Strategy:
-    """The strategy a section names, its options checked by its settings dataclass."""
-    return strategy_class(section.name)(problem.space, seed=seed, **section.options)
+def check_strategy(section: Section, where: str | None = None) -> None:
+    """Check a strategy section's options (its settings dataclass; see
+    :mod:`gpautotune.strategies._settings`) without building it."""
+    cls = strategy_class(section.name)
+    cls.Settings.build(section.options, where or f"strategy {section.name!r}")
+
+
+def build_strategy(section: Section, problem: Problem | Space, seed: int | None) -> Strategy:
+    """The strategy a section names, for ``problem`` (or its space), with ``seed``."""
+    space = problem if isinstance(problem, Space) else problem.space
+    return strategy_class(section.name)(space, seed=seed, **section.options)
 
 
 def warm_start_trials(config: TuneConfig, problem: Problem) -> list:

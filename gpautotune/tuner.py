@@ -27,7 +27,7 @@ from gpautotune.storage import Journal, RunSpec, trials_frame
 from gpautotune.strategies import Proposal, Strategy, make_strategy
 from gpautotune.trial import Origin, Trial
 
-__all__ = ["TuningRun", "TuneResult", "tune"]
+__all__ = ["TuningRun", "TuneResult", "run_spec", "tune"]
 
 _log = logging.getLogger(__name__)
 StorageLike = Journal | str | os.PathLike[str] | None
@@ -37,6 +37,26 @@ def _journal(storage: StorageLike) -> Journal:
     if isinstance(storage, Journal):
         return storage
     return Journal(":memory:" if storage is None else storage)
+
+
+def run_spec(
+    target: Problem | Space, strategy: Strategy, *, seed: int | None, label: str | None
+) -> RunSpec:
+    """The journal identity of a run: problem (or space) and its settings, strategy and
+    its settings, seed and label. Runs with the same key are one run (opening it again
+    resumes it); a comparison builds it once per problem and strategy and varies the seed
+    (``dataclasses.replace(spec, seed=...)``)."""
+    problem = target if isinstance(target, Problem) else None
+    space = target.space if isinstance(target, Problem) else target
+    return RunSpec(
+        problem=problem.name if problem else (space.name or "custom"),
+        problem_settings=problem.describe() if problem else {},
+        strategy=strategy.name,
+        strategy_settings=strategy.settings(),
+        seed=strategy.seed if seed is None else seed,
+        space=space.describe(),
+        label=label,
+    )
 
 
 def best_trial(trials: Sequence[Trial]) -> Trial | None:
@@ -117,16 +137,9 @@ class TuningRun:
         self.strategy = strategy
         self.budget = budget
         self.journal = _journal(storage)
-        spec = RunSpec(
-            problem=self.problem.name if self.problem else (self.space.name or "custom"),
-            problem_settings=self.problem.describe() if self.problem else {},
-            strategy=strategy.name,
-            strategy_settings=strategy.settings(),
-            seed=strategy.seed if seed is None else seed,
-            space=self.space.describe(),
-            label=label,
+        self.record = self.journal.open_run(
+            run_spec(target, strategy, seed=seed, label=label), budget
         )
-        self.record = self.journal.open_run(spec, budget)
         self.run_id = self.record.id
         self.trials: list[Trial] = self.journal.trials(self.run_id)
         if not self.trials and warm_start:

@@ -79,10 +79,9 @@ def random_baseline(
         return None
     if info.section is not None:
         try:
-            from gpautotune.comparison import resolve_problem
-            from gpautotune.config import Section
+            from gpautotune.config import Section, build_problem
 
-            problem = resolve_problem(Section(**info.section))
+            problem = build_problem(Section(**info.section))
             values = getattr(problem, "measured_values", None)
             if callable(values):
                 return RandomBaseline(

@@ -14,12 +14,9 @@ from gpautotune.comparison._config import (
     ComparisonConfig,
     Repetition,
     StrategyEntry,
-    build_comparison_strategy,
     default_checkpoints,
     expand,
     load_comparison,
-    resolve_problem,
-    run_spec,
 )
 
 __all__ = [
@@ -28,16 +25,13 @@ __all__ = [
     "Repetition",
     "RepetitionOutcome",
     "StrategyEntry",
-    "build_comparison_strategy",
     "dask_client",
     "default_checkpoints",
     "expand",
     "load_comparison",
     "pending_repetitions",
-    "resolve_problem",
     "run_comparison",
     "run_repetition",
-    "run_spec",
 ]
 
 _LAZY = {

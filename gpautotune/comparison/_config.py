@@ -23,45 +23,44 @@ renaming a label starts new repetitions). A problem ``name`` that contains a col
 
 from __future__ import annotations
 
-import importlib
+import dataclasses
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from gpautotune.config import Section, load_yaml_model, validate_options
+from gpautotune.config import (
+    Section,
+    build_strategy,
+    check_problem,
+    check_strategy,
+    load_yaml_model,
+)
 from gpautotune.exceptions import ConfigError
-from gpautotune.problems import Problem, problem_factory
-from gpautotune.storage import RunSpec
-from gpautotune.strategies import Strategy, strategy_class
+from gpautotune.problems import Problem
+from gpautotune.tuner import run_spec
 
 __all__ = [
     "ComparisonConfig",
     "StrategyEntry",
     "Repetition",
+    "default_checkpoints",
+    "expand",
     "load_comparison",
-    "resolve_problem",
-    "build_comparison_strategy",
 ]
 
 
-class StrategyEntry(BaseModel):
-    """``{name, label?, repetitions?, <options>}``: one strategy of a comparison."""
+class StrategyEntry(Section):
+    """``{name, label?, repetitions?, budget?, <options>}``: one strategy of a comparison."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
-    name: str
     label: str | None = None
     repetitions: int | None = Field(None, gt=0)
     #: This strategy's budget when it differs from the comparison's (LHS and DLMT use
     #: 125 evaluations in seed 003 Table 11.3).
     budget: int | None = Field(None, gt=0)
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return dict(self.model_extra or {})
 
     @property
     def display(self) -> str:
@@ -189,42 +188,10 @@ def load_comparison(path: str | os.PathLike[str]) -> ComparisonConfig:
         path, ComparisonConfig, "comparison", "problems, strategies, repetitions, budget, storage"
     )
     for i, entry in enumerate(config.strategies):
-        strategy_class(entry.name).Settings.build(
-            entry.options, f"{path}: strategies.{i} ({entry.name})"
-        )
+        check_strategy(entry, f"{path}: strategies.{i} ({entry.name})")
     for i, section in enumerate(config.problems):
-        factory, extra = _factory(section.name)
-        validate_options(
-            factory, section.options, f"{path}: problems.{i} ({section.name})", skip=tuple(extra)
-        )
+        check_problem(section, f"{path}: problems.{i} ({section.name})")
     return config
-
-
-def _factory(name: str) -> tuple[Callable[..., Problem], dict[str, Any]]:
-    """The registry's factory, or the ``module:attribute`` one a name points to."""
-    if ":" not in name:
-        return problem_factory(name)
-    module, _, attr = name.partition(":")
-    try:
-        return getattr(importlib.import_module(module), attr), {}
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(
-            f"problem {name!r}: cannot import {attr!r} from {module!r}: {exc}"
-        ) from None
-
-
-def resolve_problem(section: Section) -> Problem:
-    """The problem a section names (registry name or ``module:factory``), options validated."""
-    factory, extra = _factory(section.name)
-    options = validate_options(
-        factory, section.options, f"problem ({section.name})", skip=tuple(extra)
-    )
-    return factory(**extra, **options)
-
-
-def build_comparison_strategy(entry: StrategyEntry, problem: Problem, seed: int) -> Strategy:
-    """The strategy of ``entry`` for one repetition."""
-    return strategy_class(entry.name)(problem.space, seed=seed, **entry.options)
 
 
 @dataclass(frozen=True)
@@ -257,7 +224,10 @@ def expand(config: ComparisonConfig, problems: list[Problem]) -> Iterator[Repeti
     longest = max(config.repetitions_of(s) for s in config.strategies)
     specs = {
         (i, j): run_spec(
-            problem, build_comparison_strategy(entry, problem, config.seed), entry.display
+            problem,
+            build_strategy(entry, problem, config.seed),
+            seed=config.seed,
+            label=entry.display,
         )
         for i, problem in enumerate(problems)
         for j, entry in enumerate(config.strategies)
@@ -268,7 +238,7 @@ def expand(config: ComparisonConfig, problems: list[Problem]) -> Iterator[Repeti
                 if r >= config.repetitions_of(entry):
                     continue
                 seed = config.seed + r
-                key = RunSpec(**{**specs[i, j].__dict__, "seed": seed}).key
+                key = dataclasses.replace(specs[i, j], seed=seed).key
                 yield Repetition(
                     section,
                     entry,
@@ -279,16 +249,3 @@ def expand(config: ComparisonConfig, problems: list[Problem]) -> Iterator[Repeti
                     bool(problem.measures_hardware),
                     key,
                 )
-
-
-def run_spec(problem: Problem, strategy: Strategy, label: str) -> RunSpec:
-    """The journal identity :class:`gpautotune.tuner.TuningRun` gives this run."""
-    return RunSpec(
-        problem=problem.name,
-        problem_settings=problem.describe(),
-        strategy=strategy.name,
-        strategy_settings=strategy.settings(),
-        seed=strategy.seed,
-        space=problem.space.describe(),
-        label=label,
-    )

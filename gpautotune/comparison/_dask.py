@@ -26,7 +26,8 @@ from typing import Any
 import dask
 from distributed import Client, LocalCluster, Semaphore
 
-from gpautotune.comparison._config import Repetition, build_comparison_strategy, resolve_problem
+from gpautotune.comparison._config import Repetition
+from gpautotune.config import build_problem, build_strategy
 from gpautotune.exceptions import GPAutotuneError
 from gpautotune.problems import Problem
 from gpautotune.storage import Journal
@@ -114,7 +115,7 @@ def _problem_for(rep: Repetition) -> Problem:
     blob = _PROTOTYPES.get(key)
     if blob is not None:
         return pickle.loads(blob)
-    problem = resolve_problem(rep.problem)
+    problem = build_problem(rep.problem)
     try:
         _PROTOTYPES[key] = pickle.dumps(problem)
     except Exception:  # noqa: BLE001 - unpicklable problems are simply rebuilt each time
@@ -137,7 +138,7 @@ def run_repetition(
 
     start = time.perf_counter()
     problem = _problem_for(rep)
-    strategy = build_comparison_strategy(rep.strategy, problem, rep.seed)
+    strategy = build_strategy(rep.strategy, problem, rep.seed)
     guard = (
         Semaphore(max_leases=hardware_slots, name=HARDWARE_LEASE)
         if rep.hardware and lease

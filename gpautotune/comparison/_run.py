@@ -21,9 +21,9 @@ from gpautotune.comparison._config import (
     Repetition,
     expand,
     load_comparison,
-    resolve_problem,
 )
 from gpautotune.comparison._dask import RepetitionOutcome, dask_client, run_repetition, task_options
+from gpautotune.config import build_problem
 from gpautotune.problems import Problem
 from gpautotune.storage import Journal, record_problem
 
@@ -118,7 +118,7 @@ def run_comparison(
     if storage is not None:
         config = config.model_copy(update={"storage": str(storage)})
     Path(config.storage).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    problems = [resolve_problem(s) for s in config.problems]
+    problems = [build_problem(s) for s in config.problems]
     _catalog(config, problems)
     pending, skipped = pending_repetitions(config, problems)
     total = len(pending) + skipped

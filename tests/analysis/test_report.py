@@ -12,8 +12,7 @@ from gpautotune.analysis import (
     summary_table,
     write_report,
 )
-from gpautotune.comparison import resolve_problem
-from gpautotune.config import Section
+from gpautotune.config import Section, build_problem
 from gpautotune.problems import Measurement, Status
 from gpautotune.space import IntRange, Space
 from gpautotune.storage import record_problem
@@ -112,7 +111,7 @@ def test_replay_problems_get_the_exact_random_baseline(tmp_path):
         "objective": "t",
         "parameters": [{"name": "x", "kind": "int", "low": 0, "high": 9}],
     }
-    problem = resolve_problem(Section(**section))
+    problem = build_problem(Section(**section))
     db = tmp_path / "r.db"
     for seed in range(3):
         tune(problem, "random", 6, storage=db, seed=seed, label="RS")
