@@ -11,16 +11,13 @@ from __future__ import annotations
 import json
 import logging
 import os
-import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from gpautotune.exceptions import StorageError
-from gpautotune.storage import problem_catalog
+from gpautotune.storage import Journal
 
 __all__ = ["Group", "RunTable", "load_runs"]
 
@@ -93,14 +90,6 @@ class RunTable:
         return list(dict.fromkeys(seen))
 
 
-def _query(path: str, sql: str) -> pd.DataFrame:
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=60.0)
-    try:
-        return pd.read_sql_query(sql, conn)
-    finally:
-        conn.close()
-
-
 def _problem_names(runs: pd.DataFrame) -> dict[tuple[str, str], str]:
     """A display name per (problem, settings): the name, plus the settings where several
     settings share a name."""
@@ -139,22 +128,9 @@ def load_runs(path: str | os.PathLike[str]) -> RunTable:
         StorageError: the journal does not exist or is not a journal.
     """
     path = str(path)
-    if not Path(path).is_file():
-        raise StorageError(f"journal {path!r} does not exist")
-    try:
-        runs = _query(
-            path,
-            "SELECT id, problem, problem_settings, strategy, seed, budget, status, label FROM runs"
-            " ORDER BY id",
-        )
-        trials = _query(
-            path,
-            "SELECT run_id, number, status, value FROM trials WHERE origin='tuner'"
-            " ORDER BY run_id, number",
-        )
-    except (sqlite3.DatabaseError, pd.errors.DatabaseError) as exc:
-        raise StorageError(f"{path!r} is not a gpautotune journal: {exc}") from None
-    catalog = problem_catalog(path)
+    with Journal(path, read_only=True) as journal:
+        runs, trials = journal.run_table(), journal.trial_values()
+        catalog = journal.problem_catalog()
     names = _problem_names(runs)
     finished = runs[runs["status"] == "finished"]
     trials.loc[trials["status"] != "ok", "value"] = np.nan

@@ -25,7 +25,7 @@ from gpautotune.comparison._config import (
 from gpautotune.comparison._dask import RepetitionOutcome, dask_client, run_repetition, task_options
 from gpautotune.config import build_problem
 from gpautotune.problems import Problem
-from gpautotune.storage import Journal, record_problem
+from gpautotune.storage import Journal
 
 __all__ = ["ComparisonResult", "ProgressCallback", "run_comparison", "pending_repetitions"]
 
@@ -69,14 +69,14 @@ class ComparisonResult:
 
 
 def _catalog(config: ComparisonConfig, problems: Sequence[Problem]) -> None:
-    for section, problem in zip(config.problems, problems, strict=True):
-        record_problem(
-            config.storage,
-            problem.name,
-            problem.describe(),
-            {"name": section.name, **section.options},
-            problem.optimum,
-        )
+    with Journal(config.storage) as journal:
+        for section, problem in zip(config.problems, problems, strict=True):
+            journal.record_problem(
+                problem.name,
+                problem.describe(),
+                {"name": section.name, **section.options},
+                problem.optimum,
+            )
 
 
 def pending_repetitions(

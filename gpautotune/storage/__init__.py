@@ -1,7 +1,7 @@
 """The trial journal (SQLite) and its tables (pandas, CSV, Parquet, warm starts)."""
 
-from gpautotune.storage._catalog import CatalogEntry, problem_catalog, record_problem
-from gpautotune.storage._journal import Journal, RunRecord, RunSpec, package_versions
+from gpautotune.storage._journal import Journal
+from gpautotune.storage._records import CatalogEntry, RunRecord, RunSpec, package_versions
 from gpautotune.storage._tables import export_table, import_csv, trials_frame
 
 __all__ = [
@@ -12,7 +12,5 @@ __all__ = [
     "export_table",
     "import_csv",
     "package_versions",
-    "problem_catalog",
-    "record_problem",
     "trials_frame",
 ]

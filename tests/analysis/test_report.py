@@ -15,7 +15,7 @@ from gpautotune.analysis import (
 from gpautotune.config import Section, build_problem
 from gpautotune.problems import Measurement, Status
 from gpautotune.space import IntRange, Space
-from gpautotune.storage import record_problem
+from gpautotune.storage import Journal
 from gpautotune.tuner import TuningRun, tune
 
 NAN = np.nan
@@ -40,7 +40,8 @@ def journal(tmp_path):
     TuningRun(space, "random", storage=db, seed=9, budget=4, label="A").tell(
         {"x": 0}, 0.1
     )  # unfinished
-    record_problem(db, "toy", {}, {"name": "booth"}, 0.5)
+    with Journal(db) as journal:
+        journal.record_problem("toy", {}, {"name": "booth"}, 0.5)
     return db
 
 
@@ -115,7 +116,8 @@ def test_replay_problems_get_the_exact_random_baseline(tmp_path):
     db = tmp_path / "r.db"
     for seed in range(3):
         tune(problem, "random", 6, storage=db, seed=seed, label="RS")
-    record_problem(db, problem.name, problem.describe(), section, problem.optimum)
+    with Journal(db) as journal:
+        journal.record_problem(problem.name, problem.describe(), section, problem.optimum)
     report = analyse(db)
     assert report.baselines["replay"].source.startswith("exact")
     random = report.curves["random"].to_numpy()
