@@ -93,7 +93,7 @@ def history_frame(trials: Sequence[Trial], policies: PolicySpace) -> pd.DataFram
             "size_bytes": m.get("size_bytes"),
             "mean_bits": m.get("mean_bits"),
             "duration_s": t.duration_s,
-            "source": t.info.get("source"),
+            "source": t.source,
         }
         row.update(policies.to_policy(t.config))
         rows.append(row)

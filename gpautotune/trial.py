@@ -55,5 +55,12 @@ class Trial:
         return self.measurement.ok
 
     @property
+    def source(self) -> str | None:
+        """Which part of the strategy proposed it (``initial``, ``model``, the strategy's
+        name, ``user`` for a configuration told without being asked); None if unknown."""
+        source = self.info.get("source")
+        return None if source is None else str(source)
+
+    @property
     def counts_in_budget(self) -> bool:
         return self.origin is Origin.TUNER

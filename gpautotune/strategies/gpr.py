@@ -23,21 +23,15 @@ optional feasibility classifier multiplies EI by the probability of success.
 from __future__ import annotations
 
 import logging
+import math
 import time
 import warnings
-from collections.abc import Sequence
-from typing import Annotated, Any, Literal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
-from pydantic import (
-    BeforeValidator,
-    Field,
-    NonNegativeFloat,
-    NonNegativeInt,
-    PositiveFloat,
-    PositiveInt,
-)
 
 from gpautotune.acquisition import (
     POOL_MAX_RAW,
@@ -50,116 +44,54 @@ from gpautotune.acquisition import (
 from gpautotune.exceptions import ConfigError
 from gpautotune.space import Space, sample_index
 from gpautotune.strategies._base import Proposal, Strategy
+from gpautotune.strategies._gpr_settings import GPRSettings
 from gpautotune.strategies._registry import register
 from gpautotune.strategies._screening import Screening
-from gpautotune.strategies._settings import StrategySettings, strategy_settings
 from gpautotune.surrogate import (
     GPSettings,
     GPSurrogate,
-    Kernel,
     SurrogateError,
     build_basis,
     torch_threads,
 )
 from gpautotune.trial import Trial
 
-__all__ = ["GPRSettings", "GPRStrategy"]
+__all__ = ["GPRSettings", "GPRStrategy", "ModelPick"]
 
 _log = logging.getLogger(__name__)
 
 
-def _noise(value: Any) -> str | float:
-    """``"learned"`` or a variance >= 0 (numbers in strings too, as YAML writes ``1e-4``)."""
-    if value == "learned":
-        return value
-    try:
-        variance = float(value) if not isinstance(value, bool) else -1.0
-    except (TypeError, ValueError):
-        variance = -1.0
-    if not variance >= 0:
-        raise ValueError("must be 'learned' or a fixed noise variance >= 0")
-    return variance
-
-
-@strategy_settings
-class GPRSettings(StrategySettings):
-    """Options of :class:`GPRStrategy`.
+@dataclass(frozen=True)
+class ModelPick:
+    """What a model step says about one of its picks (kept in the trial's info, under the
+    same names; an escape as ``stall_escape``, on the first pick of an escape step).
 
     Attributes:
-        n_init: initial design size (default ``max(10, 2 * dims)``); warm-start trials
-            count towards it.
-        init_method: ``sobol`` (constrained, FILTER_SOBOL), ``random`` or ``lhs``.
-        trend: ``constant``, ``linear``, ``quadratic`` or a formula over parameter names.
-        kernel: ``matern52``, ``matern32`` or ``rbf``.
-        lengthscale_prior: ``gamma`` (local) or ``dim_scaled`` (smooth); see
-            :class:`~gpautotune.surrogate.GPSettings`.
-        acquisition: ``logei``, ``ei``, ``pi`` or ``lcb``.
-        kappa: the LCB's ``mean - kappa * sd`` weight.
-        noise: ``"learned"`` or a fixed nugget variance (standardised units).
-        log_transform: model log(y) for positive objectives.
-        output_warp: ``none`` or ``copula`` (normal scores of the ranks; see
-            :class:`~gpautotune.surrogate.GPSettings`).
-        restarts: extra maximum-likelihood starts drawn from the priors.
-        fresh_every: refit from fresh starts (defaults and prior draws) every this many
-            steps; in between, the fit starts from the previous step's hyperparameters.
-        lengthscale_max: upper bound of the length-scales (unit-box units, above 0.05),
-            or ``None``.
-        exhaustive_limit: score every valid configuration when there are at most this many.
-        sample_size: constrained Sobol candidates per step (default ``60 * dims``).
-        n_best: best points whose neighbourhoods join the pool.
-        radius: discrete neighbourhood radius in levels.
-        perturbations: Sobol perturbations per best point.
-        backlog: unpicked high-score candidates carried to the next step.
-        feasibility: once some configurations have failed (unknown constraints: build
-            errors, out-of-resources launches), multiply EI by a GP classifier's
-            probability that a configuration runs.
-        extra_inputs: derived quantities fed to the kernel besides the parameters
-            (default: the space's ``model_inputs``).
-        screen: "screen, then tune": after the initial design, fix the parameters whose
-            total Sobol index has an upper bound below this threshold (in (0, 1)) to their
-            level in the best initial configuration (see
-            :mod:`gpautotune.strategies._screening`).
-        stall: after this many measurements without a new best (counted from the best,
-            or from the last escape), one step (all of its ``q`` picks) is an *escape*: it
-            picks by LCB with ``stall_kappa`` instead of the acquisition, as Kernel Tuner's
-            ``multi`` acquisition switches functions when one stops improving. ``None``:
-            never. The default 7 was measured on the Laplacian replay (docs/benchmarks.md).
-        stall_kappa: the escape step's ``mean - stall_kappa * sd`` weight (a bold 10 left
-            the Laplacian's 1.21 basin where 3 led into it; docs/benchmarks.md).
-        escape: where the escape step looks: ``rotate`` (default), the unmeasured valid
-            configurations that differ from the best one in a single parameter (any
-            level: a pattern-search poll), restricted to the parameters polled least
-            often since the best was found, so that successive escapes take the
-            parameters in turn; the whole pool when no move is left. ``poll``, every
-            one-parameter move at once (LCB keeps returning to the parameter with the most
-            uncertain levels); ``lcb``, the whole pool (it tends to pick corners).
+        picked_from: the pool part: ``all``, ``sample``, ``neighbors``, ``backlog``, ``poll``.
+        best_acq: its acquisition value.
+        escape: whether it opened an escape step.
     """
 
-    n_init: PositiveInt | None = None
-    init_method: Literal["sobol", "random", "lhs"] = "sobol"
-    trend: str = "linear"
-    kernel: Kernel = "matern52"
-    lengthscale_prior: Literal["gamma", "dim_scaled"] = "dim_scaled"
-    acquisition: Acquisition = "logei"
-    kappa: NonNegativeFloat = 0.3
-    noise: Annotated[Literal["learned"] | float, BeforeValidator(_noise)] = "learned"
-    log_transform: bool = True
-    output_warp: Literal["none", "copula"] = "none"
-    restarts: NonNegativeInt = 1
-    fresh_every: PositiveInt = 10
-    lengthscale_max: Annotated[float, Field(gt=0.05)] | None = None
-    exhaustive_limit: NonNegativeInt = 100_000
-    sample_size: PositiveInt | None = None
-    n_best: NonNegativeInt = 3
-    radius: NonNegativeInt = 2
-    perturbations: NonNegativeInt = 64
-    backlog: NonNegativeInt = 200
-    feasibility: bool = True
-    extra_inputs: tuple[str, ...] | None = None
-    screen: Annotated[float, Field(gt=0, lt=1)] | None = None
-    stall: PositiveInt | None = 7
-    stall_kappa: PositiveFloat = 10.0
-    escape: Literal["lcb", "poll", "rotate"] = "rotate"
+    picked_from: str
+    best_acq: float
+    escape: bool = False
+
+    def info(self) -> dict[str, Any]:
+        """The trial-info entries of the pick."""
+        extra = {"stall_escape": True} if self.escape else {}
+        return {"best_acq": self.best_acq, "picked_from": self.picked_from, **extra}
+
+    @classmethod
+    def of(cls, info: Mapping[str, Any]) -> ModelPick | None:
+        """The pick a trial's (or a proposal's) info records; None if not a model pick."""
+        if "picked_from" not in info:
+            return None
+        best_acq = info.get("best_acq")
+        return cls(
+            str(info["picked_from"]),
+            math.nan if best_acq is None else float(best_acq),
+            bool(info.get("stall_escape", False)),
+        )
 
 
 @register("gpr")
@@ -213,6 +145,8 @@ class GPRStrategy(Strategy):
         )
         self.pool = CandidatePool(space, self.pool_settings, seed)
         self._design: np.ndarray | None = None
+        #: Positions (in :attr:`trials`) of the trials that opened an escape step.
+        self.escapes: list[int] = []
         self._scale_inputs()
         self.screening = Screening(o.screen) if o.screen is not None else None
 
@@ -336,7 +270,7 @@ class GPRStrategy(Strategy):
         feasible = self._feasibility_model()
         model = self.gp.model
         picked: list[int] = []
-        picked_info: list[dict[str, Any]] = []
+        picks: list[ModelPick] = []
         rows = scores = sources = np.empty(0)
         escape = self._stalled()
         o = self.options
@@ -364,13 +298,7 @@ class GPRStrategy(Strategy):
                 break
             best = int(np.argmax(scores))
             picked.append(best)
-            picked_info.append(
-                {
-                    "best_acq": float(scores[best]),
-                    "picked_from": str(sources[best]),
-                    **({"stall_escape": True} if escape and q == 0 else {}),
-                }
-            )
+            picks.append(ModelPick(str(sources[best]), float(scores[best]), escape and q == 0))
             if q + 1 < n:  # kriging believer: condition on the pick at its posterior mean
                 x = torch.as_tensor(self.features(rows[best][None, :]), dtype=torch.float64)
                 with torch.no_grad():
@@ -397,9 +325,14 @@ class GPRStrategy(Strategy):
             "n_train": len(y),
         }
         configs = self.space.to_configs(rows[picked]) if picked else []
-        return [
-            Proposal(c, {**common, **info}) for c, info in zip(configs, picked_info, strict=True)
-        ]
+        return [Proposal(c, {**common, **p.info()}) for c, p in zip(configs, picks, strict=True)]
+
+    def _observe(self, trials: Sequence[Trial]) -> None:
+        start = len(self.trials) - len(trials)
+        for i, trial in enumerate(trials, start):
+            pick = ModelPick.of(trial.info)
+            if pick is not None and pick.escape:
+                self.escapes.append(i)
 
     # ---------------------------------------------------------- feasibility
     def _feasibility_model(self) -> Any:
@@ -423,8 +356,7 @@ class GPRStrategy(Strategy):
         ok = [(t.value, i) for i, t in enumerate(self.trials) if t.ok]
         if not ok:
             return False
-        escapes = [i for i, t in enumerate(self.trials) if t.info.get("stall_escape")]
-        since = max([min(ok)[1], *escapes])
+        since = max([min(ok)[1], *self.escapes])
         return len(self.trials) - 1 - since >= self.options.stall
 
     def _poll_set(self, ok: Sequence[Trial]) -> np.ndarray:
@@ -446,9 +378,9 @@ class GPRStrategy(Strategy):
         along = np.argmax(moves != row, axis=1)  # the one parameter each move changes
         since = next((i for i, t in enumerate(self.trials) if t is best), len(self.trials))
         polled = np.zeros(moves.shape[1], dtype=int)
-        for t in self.trials[since + 1 :]:
-            if t.info.get("stall_escape"):
-                changed = np.flatnonzero(self.space.to_index([t.config])[0] != row)
+        for i in self.escapes:
+            if i > since:
+                changed = np.flatnonzero(self.space.to_index([self.trials[i].config])[0] != row)
                 polled[changed] += len(changed) == 1
         return moves[polled[along] == polled[along].min()]
 
