@@ -158,7 +158,7 @@ def _summary(problem: Any, result: Any) -> None:
         line += (
             f"; known optimum {problem.optimum:.6g}; slowdown {best.value / problem.optimum:.4f}"
         )
-    for key in ("bound_fraction", "copy_bandwidth_Bps"):
+    for key in problem.report_metrics:
         if key in best.measurement.metrics:
             line += f"; {key} {_fmt(best.measurement.metrics[key])}"
     console.print(line)

@@ -32,6 +32,9 @@ class Problem(ABC):
     optimum: float | None = None
     #: True when evaluations time real hardware (one at a time per device in comparisons).
     measures_hardware: bool = False
+    #: Names of measurement metrics worth showing with the best configuration (the
+    #: command line prints those the best measurement has).
+    report_metrics: tuple[str, ...] = ()
 
     @abstractmethod
     def evaluate(self, config: Config) -> Measurement:

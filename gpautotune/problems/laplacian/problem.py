@@ -70,6 +70,7 @@ class LaplacianProblem(Problem):
 
     name = "laplacian"
     measures_hardware = True
+    report_metrics = ("bound_fraction", "copy_bandwidth_Bps")
 
     def __init__(
         self,
