@@ -119,8 +119,3 @@ def laplace_hyperparameters(model, n_paths: int, generator: torch.Generator) -> 
         torch.exp(draws[:, d]),
         noise.clone(),
     )
-
-
-def log_spread(h: Hyperparameters) -> float:
-    """Mean standard deviation of the log length-scales across paths (a diagnostic)."""
-    return float(torch.log(h.lengthscale).std(dim=0).mean()) if h.lengthscale.shape[0] > 1 else 0.0

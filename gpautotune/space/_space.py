@@ -238,10 +238,6 @@ class Space:
         packed = np.ascontiguousarray(np.round(index * 2**20).astype(np.int64))
         return packed.view(np.dtype((np.void, packed.dtype.itemsize * self.dims))).ravel()
 
-    def key(self, config: Mapping[str, Any]) -> tuple[Any, ...]:
-        """A hashable key of one configuration: its values in parameter order."""
-        return tuple(self.to_configs(self.to_index([config]))[0].values())
-
     def unique_rows(self, index: np.ndarray) -> np.ndarray:
         """Rows of ``index`` with duplicates removed, first occurrence kept, order kept."""
         if len(index) == 0:

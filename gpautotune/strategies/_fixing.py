@@ -140,7 +140,3 @@ class FactorFixing(StepwiseStrategy):
             (k not in self.history for k in self.keys(rows)), dtype=bool, count=len(rows)
         )
         return rows[fresh]
-
-    def slice_size(self) -> int | None:
-        """Number of valid configurations in the slice (None if not enumerable)."""
-        return len(self.subspace.enumerate()) if self.subspace.enumerable else None

@@ -11,9 +11,9 @@ import logging
 import os
 import sys
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gpautotune.exceptions import DeviceError
 
@@ -70,9 +70,6 @@ class DeviceInfo:
 
     def label(self) -> str:
         return f"[{self.platform_index}:{self.device_index}] {self.platform} / {self.device}"
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _platforms() -> list[cl.Platform]:

@@ -120,10 +120,6 @@ class GeneratedKernel:
     def global_size(self, width: int, height: int) -> tuple[int, int]:
         return self.plan.global_size(width, height)
 
-    def min_image(self) -> tuple[int, int]:
-        """The smallest ``(width, height)`` the clamped origins stay inside of."""
-        return (math.ceil((self.plan.total_x + 6) / 3), self.plan.y_components + 2)
-
 
 def _round_up(n: int, m: int) -> int:
     return -(-n // m) * m
