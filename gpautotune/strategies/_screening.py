@@ -13,9 +13,10 @@ factor only because the initial design saw too little of it.
 From then on, every candidate row has the fixed parameters at their levels: the
 strategy's :class:`~gpautotune.acquisition.CandidatePool` is replaced by one built with
 ``fixed=`` (BoTorch's ``fixed_features``), which projects every candidate onto the
-subspace before the usual validity and novelty filters. The GP keeps modelling every parameter (all trials stay
-training data). Each model proposal records ``screened`` (name -> fixed value) in its
-trial info, and the first one also ``screen_st_high`` and ``screen_s``.
+subspace before the usual validity and novelty filters. The GP keeps modelling every
+parameter (all trials stay training data). Each model proposal records ``screened``
+(name -> fixed value) in its trial info, and the first one also ``screen_st_high`` and
+``screen_s``.
 
 The decision uses only the first ``n_init`` trials, the strategy's seed and a fresh GP,
 so a resumed run takes the same decision.

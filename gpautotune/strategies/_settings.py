@@ -92,4 +92,5 @@ class StrategySettings:
 
     def as_dict(self) -> dict[str, Any]:
         """Option name -> value (tuples stay tuples; JSON stores them as lists)."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        fields = dataclasses.fields(self)  # type: ignore[arg-type]
+        return {f.name: getattr(self, f.name) for f in fields}
