@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import dataclasses
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     BeforeValidator,
@@ -13,9 +14,11 @@ from pydantic import (
     PositiveInt,
 )
 
-from gpautotune.acquisition import Acquisition
+from gpautotune.acquisition import Acquisition, PoolSettings
 from gpautotune.strategies._settings import StrategySettings, strategy_settings
-from gpautotune.surrogate import Kernel
+from gpautotune.surrogate import GPSettings, Kernel
+
+T = TypeVar("T")
 
 __all__ = ["GPRSettings"]
 
@@ -112,3 +115,16 @@ class GPRSettings(StrategySettings):
     stall: PositiveInt | None = 7
     stall_kappa: PositiveFloat = 10.0
     escape: Literal["lcb", "poll", "rotate"] = "rotate"
+
+    def gp(self) -> GPSettings:
+        """The GP's settings: the options of the same names (the rest at their defaults)."""
+        return self._shared(GPSettings)
+
+    def pool(self) -> PoolSettings:
+        """The candidate pool's sizes: the options of the same names."""
+        return self._shared(PoolSettings)
+
+    def _shared(self, cls: type[T]) -> T:
+        names = set(self.names())
+        fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+        return cls(**{f.name: getattr(self, f.name) for f in fields if f.name in names})

@@ -37,7 +37,6 @@ from gpautotune.acquisition import (
     POOL_MAX_RAW,
     Acquisition,
     CandidatePool,
-    PoolSettings,
     make_acquisition,
     score_candidates,
 )
@@ -48,7 +47,6 @@ from gpautotune.strategies._gpr_settings import GPRSettings
 from gpautotune.strategies._registry import register
 from gpautotune.strategies._screening import Screening
 from gpautotune.surrogate import (
-    GPSettings,
     GPSurrogate,
     SurrogateError,
     build_basis,
@@ -122,24 +120,7 @@ class GPRStrategy(Strategy):
                 f"derived: {sorted(space.describe()['derived'])}"
             )
         self.basis = build_basis(o.trend, space, inputs=self.extra_inputs)
-        self.gp_settings = GPSettings(
-            kernel=o.kernel,
-            lengthscale_prior=o.lengthscale_prior,
-            noise=o.noise,
-            log_transform=o.log_transform,
-            output_warp=o.output_warp,
-            restarts=o.restarts,
-            fresh_every=o.fresh_every,
-            lengthscale_max=o.lengthscale_max,
-        )
-        self.pool_settings = PoolSettings(
-            exhaustive_limit=o.exhaustive_limit,
-            sample_size=o.sample_size,
-            n_best=o.n_best,
-            radius=o.radius,
-            perturbations=o.perturbations,
-            backlog=o.backlog,
-        )
+        self.gp_settings, self.pool_settings = o.gp(), o.pool()
         self.gp = GPSurrogate(
             self.gp_settings, space.dims + len(self.extra_inputs), len(self.basis)
         )

@@ -5,16 +5,25 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 import yaml
+from pydantic import Field, PositiveInt
 
 from gpautotune.comparison import load_comparison
 from gpautotune.config import Section, build_strategy
 from gpautotune.exceptions import ConfigError
 from gpautotune.problems import BoothProblem
-from gpautotune.strategies import available_strategies, make_strategy, strategy_class
+from gpautotune.strategies import (
+    Proposal,
+    Strategy,
+    StrategySettings,
+    available_strategies,
+    make_strategy,
+    strategy_class,
+    strategy_settings,
+)
 from gpautotune.strategies.gpr import GPRSettings, GPRStrategy
 
 SPACE = BoothProblem().space
@@ -153,3 +162,27 @@ def test_other_strategies_check_their_options_the_same_way(name, options, words)
     with pytest.raises(ConfigError) as info:
         make_strategy(name, SPACE, **options)
     assert str(info.value).startswith(f"strategy {name!r}: ") and words in str(info.value)
+
+
+def test_a_new_strategy_declares_its_options_in_a_few_lines():
+    @strategy_settings
+    class WalkSettings(StrategySettings):
+        steps: PositiveInt = 10
+        rate: Annotated[float, Field(gt=0, le=1)] = 0.5
+
+    class Walk(Strategy):
+        name = "walk"
+        Settings = WalkSettings
+
+        def _propose(self, n: int) -> list[Proposal]:
+            return []
+
+    walk = Walk(SPACE, seed=0, rate=1)
+    assert walk.options == WalkSettings(steps=10, rate=1.0)
+    assert walk.settings() == {"steps": 10, "rate": 1.0}
+    assert list(Walk.Settings.parameters()) == ["steps", "rate"]
+    with pytest.raises(ConfigError) as info:
+        Walk(SPACE, rate=2)
+    assert (
+        str(info.value) == "strategy 'walk': rate: Input should be less than or equal to 1 (got 2)"
+    )
