@@ -114,7 +114,7 @@ def _sequential(path: Path) -> tuple[list, float]:
 
     t0 = time.perf_counter()
     cfg = load_comparison(path)
-    reps = list(expand(cfg, [build_problem(p) for p in cfg.problems]))
+    reps = list(expand(cfg, [build_problem(p, factory_names=True) for p in cfg.problems]))
     return [run_repetition(r) for r in reps], time.perf_counter() - t0
 
 

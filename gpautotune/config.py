@@ -137,9 +137,12 @@ def load_config(path: str | os.PathLike[str]) -> TuneConfig:
     return load_yaml_model(path, TuneConfig, "config", "problem, strategy, budget, ...")
 
 
-def _problem_factory(name: str) -> tuple[Callable[..., Problem], dict[str, Any]]:
-    """The registry's factory, or the ``module:attribute`` one a name with a colon names."""
-    if ":" not in name:
+def _problem_factory(
+    name: str, factory_names: bool
+) -> tuple[Callable[..., Problem], dict[str, Any]]:
+    """The registry's factory, or (with ``factory_names``) the ``module:attribute`` one a
+    name with a colon names."""
+    if ":" not in name or not factory_names:
         return problem_factory(name)
     module, _, attr = name.partition(":")
     try:
@@ -150,21 +153,29 @@ def _problem_factory(name: str) -> tuple[Callable[..., Problem], dict[str, Any]]
         ) from None
 
 
-def check_problem(section: Section, where: str | None = None) -> dict[str, Any]:
+def check_problem(
+    section: Section, where: str | None = None, *, factory_names: bool = False
+) -> dict[str, Any]:
     """The options of a problem section, checked against its factory's signature.
+
+    Args:
+        section: the problem's name and options.
+        where: what messages name first (default ``problem (<name>)``).
+        factory_names: also accept ``package.module:factory`` names (comparison files).
 
     Raises:
         ConfigError: an unknown problem or option, or a value of the wrong type.
     """
-    factory, extra = _problem_factory(section.name)
+    factory, extra = _problem_factory(section.name, factory_names)
     where = where or f"problem ({section.name})"
     return validate_options(factory, section.options, where, skip=tuple(extra))
 
 
-def build_problem(section: Section) -> Problem:
-    """The problem a section names (a registry name or ``package.module:factory``)."""
-    factory, extra = _problem_factory(section.name)
-    return factory(**extra, **check_problem(section))
+def build_problem(section: Section, *, factory_names: bool = False) -> Problem:
+    """The problem a section names: a registry name or, with ``factory_names`` (comparison
+    files), a ``package.module:factory`` to import."""
+    factory, extra = _problem_factory(section.name, factory_names)
+    return factory(**extra, **check_problem(section, factory_names=factory_names))
 
 
 def check_strategy(section: Section, where: str | None = None) -> None:

@@ -3,7 +3,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gpautotune.cli import app
-from gpautotune.problems import BoothProblem, Measurement, Status
+from gpautotune.problems import BoothProblem, Measurement, Status, _registry
 from gpautotune.storage import Journal
 
 runner = CliRunner()
@@ -76,14 +76,19 @@ class _BoothWithBaseline(BoothProblem):
 
 
 def booth_with_baseline(x1: int = 0, x2: int = 0, valid: bool = True) -> BoothProblem:
-    """A factory for tuning files (``problem: {name: tests.test_cli:booth_with_baseline}``)."""
     return _BoothWithBaseline(x1, x2, valid)
+
+
+@pytest.fixture(autouse=True)
+def _registered(monkeypatch):
+    """``booth-with-baseline`` in the problem registry during each test of this module."""
+    monkeypatch.setitem(_registry._REGISTERED, "booth-with-baseline", booth_with_baseline)
 
 
 def _tune_with_baseline(tmp_path, options: str) -> str:
     path = tmp_path / "baseline.yaml"
     path.write_text(
-        f"problem: {{name: 'tests.test_cli:booth_with_baseline', {options}}}\n"
+        f"problem: {{name: booth-with-baseline, {options}}}\n"
         f"strategy: {{name: sobol}}\nbudget: 10\nseed: 2\nstorage: {tmp_path / 'b.db'}\n"
     )
     result = runner.invoke(app, ["tune", str(path)])
@@ -113,3 +118,12 @@ def test_only_the_problems_report_metrics_are_printed(tmp_path, monkeypatch):
     )
     output = _tune_with_baseline(tmp_path, "x1: 3")
     assert "shown 7" in output and "hidden" not in output
+
+
+def test_tuning_files_name_registered_problems_only(tmp_path):
+    path = tmp_path / "code.yaml"
+    path.write_text("problem: {name: 'tests.test_cli:booth_with_baseline'}\nbudget: 3\n")
+    result = runner.invoke(app, ["tune", str(path)])
+    assert result.exit_code == 2 and "unknown problem 'tests.test_cli:booth_with_baseline'" in (
+        " ".join(result.output.split())
+    )

@@ -81,7 +81,7 @@ def random_baseline(
         try:
             from gpautotune.config import Section, build_problem
 
-            problem = build_problem(Section(**info.section))
+            problem = build_problem(Section(**info.section), factory_names=True)
             values = getattr(problem, "measured_values", None)
             if callable(values):
                 return RandomBaseline(

@@ -190,7 +190,7 @@ def load_comparison(path: str | os.PathLike[str]) -> ComparisonConfig:
     for i, entry in enumerate(config.strategies):
         check_strategy(entry, f"{path}: strategies.{i} ({entry.name})")
     for i, section in enumerate(config.problems):
-        check_problem(section, f"{path}: problems.{i} ({section.name})")
+        check_problem(section, f"{path}: problems.{i} ({section.name})", factory_names=True)
     return config
 
 

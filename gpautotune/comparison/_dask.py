@@ -115,7 +115,7 @@ def _problem_for(rep: Repetition) -> Problem:
     blob = _PROTOTYPES.get(key)
     if blob is not None:
         return pickle.loads(blob)
-    problem = build_problem(rep.problem)
+    problem = build_problem(rep.problem, factory_names=True)
     try:
         _PROTOTYPES[key] = pickle.dumps(problem)
     except Exception:  # noqa: BLE001 - unpicklable problems are simply rebuilt each time

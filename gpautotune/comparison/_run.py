@@ -118,7 +118,7 @@ def run_comparison(
     if storage is not None:
         config = config.model_copy(update={"storage": str(storage)})
     Path(config.storage).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    problems = [build_problem(s) for s in config.problems]
+    problems = [build_problem(s, factory_names=True) for s in config.problems]
     _catalog(config, problems)
     pending, skipped = pending_repetitions(config, problems)
     total = len(pending) + skipped

@@ -76,7 +76,7 @@ def test_single_problem_key_and_defaults(tmp_path):
 
 def test_expand_interleaves_repetitions_with_consecutive_seeds(tmp_path):
     cfg = load_comparison(_write(tmp_path, BASE))
-    reps = list(expand(cfg, [build_problem(p) for p in cfg.problems]))
+    reps = list(expand(cfg, [build_problem(p, factory_names=True) for p in cfg.problems]))
     assert Counter(r.label for r in reps) == {"RS": 3, "sobol": 2}
     assert [(r.label, r.seed) for r in reps[:4]] == [
         ("RS", 10),
@@ -90,7 +90,7 @@ def test_expand_interleaves_repetitions_with_consecutive_seeds(tmp_path):
 def test_repetition_keys_are_the_keys_the_tuner_stores(tmp_path):
     """The runner skips finished repetitions by key: it must be the tuner's own run key."""
     cfg = load_comparison(_write(tmp_path, BASE))
-    problem = build_problem(cfg.problems[0])
+    problem = build_problem(cfg.problems[0], factory_names=True)
     rep = next(r for r in expand(cfg, [problem]) if r.label == "sobol" and r.seed == 11)
     tune(problem, "sobol", 5, storage=cfg.storage, seed=11, label="sobol")
     with Journal(cfg.storage) as journal:
@@ -102,7 +102,7 @@ def test_import_path_problems(tmp_path):
         "{name: booth}", "{name: 'tests.comparison.faulty_problems:SlowBooth', delay_s: 0.0}"
     )
     cfg = load_comparison(_write(tmp_path, text))
-    problem = build_problem(cfg.problems[0])
+    problem = build_problem(cfg.problems[0], factory_names=True)
     assert problem.name == "slow-booth" and problem.delay_s == 0.0
 
 
@@ -127,7 +127,7 @@ def test_a_strategy_can_have_its_own_budget(tmp_path):
         "- {name: sobol, repetitions: 2}", "- {name: sobol, repetitions: 2, budget: 7}"
     )
     cfg = load_comparison(_write(tmp_path, text))
-    reps = list(expand(cfg, [build_problem(p) for p in cfg.problems]))
+    reps = list(expand(cfg, [build_problem(p, factory_names=True) for p in cfg.problems]))
     assert {(r.label, r.budget) for r in reps} == {("RS", 5), ("sobol", 7)}
     assert "budget" not in cfg.strategies[1].options  # not passed on as a strategy option
 
