@@ -300,7 +300,7 @@ def kt_cache_problem(
     objective: str | None = None,
     direction: Literal["min", "max"] = "min",
     restrictions: list[str] | None = None,
-    name: str | None = None,
+    label: str | None = None,
 ) -> KtCacheProblem:
     """Replay a Kernel Tuner cache or T4 results file (``.json`` or ``.json.gz``).
 
@@ -309,7 +309,8 @@ def kt_cache_problem(
         objective: the recorded field to replay (default: the file's objective, ``time``).
         direction: ``max`` for throughput-like objectives (the tuner minimises 1/value).
         restrictions: Kernel Tuner restriction strings (``"block_size_x*block_size_y<=1024"``).
-        name: the problem's label (default: ``<folder>/<file stem>``).
+        label: the problem's name in journals and reports (default: ``<folder>/<file
+            stem>``, e.g. ``gemm/RTX_3090``).
 
     Raises:
         DataNotFoundError: the file is neither at ``path`` nor under ``shared/data``.
@@ -322,5 +323,5 @@ def kt_cache_problem(
     resolved = find_data(str(path), given if given.is_file() else None)
     records = read_tuning_file(resolved, objective)
     return KtCacheProblem(
-        records, path=str(path), direction=direction, restrictions=restrictions or (), name=name
+        records, path=str(path), direction=direction, restrictions=restrictions or (), name=label
     )
