@@ -199,7 +199,10 @@ class _Rows:
 def _numbers(times: Any) -> tuple[float, ...]:
     if not isinstance(times, list):
         return ()
-    return tuple(float(t) for t in times if _is_number(t))
+    try:
+        return tuple(map(float, times))
+    except (TypeError, ValueError):
+        return tuple(float(t) for t in times if _is_number(t))
 
 
 def _is_number(value: Any) -> bool:
