@@ -271,7 +271,8 @@ def space(
             if len(levels) <= 12
             else f"{_fmt(levels[0])} .. {_fmt(levels[-1])} ({len(levels)})"
         )
-        table.add_row(p.name, d["kind"], shown)
+        kind = d["kind"] + (f" ({d['scale']})" if d.get("scale") in ("log2", "linear") else "")
+        table.add_row(p.name, kind, shown)
     console.print(table)
     for c in sp.constraints:
         console.print(f"  constraint: {c.text}")
