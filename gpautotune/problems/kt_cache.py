@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import ast
 import keyword
-import logging
 import os
 import re
 import warnings
@@ -67,7 +66,6 @@ from gpautotune.storage import STATUS_INVALIDITY, TuningRecords, read_tuning_fil
 
 __all__ = ["KtCacheProblem", "kt_cache_problem"]
 
-_log = logging.getLogger(__name__)
 _STATUS_OF = {invalidity: status for status, invalidity in STATUS_INVALIDITY.items()}
 
 
@@ -168,9 +166,7 @@ class KtCacheProblem(Problem):
         self._parameters = parameters
 
     def _compile_restrictions(self, taken: set[str]) -> list[str]:
-        constants = {
-            _identifier(k, taken): v for k, v in self.constants.items() if isinstance(k, str)
-        }
+        constants = {_identifier(k, taken): v for k, v in self.constants.items()}
         texts = []
         for text in self.restrictions:
             try:
