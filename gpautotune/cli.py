@@ -218,28 +218,46 @@ def export(
     db: Annotated[Path, typer.Argument(help="trial journal")],
     csv: Annotated[Path | None, typer.Option(help="write a CSV file")] = None,
     parquet: Annotated[Path | None, typer.Option(help="write a Parquet file")] = None,
+    t4: Annotated[
+        Path | None, typer.Option(help="write one run as a T4 results file (JSON)")
+    ] = None,
+    validate: Annotated[
+        bool, typer.Option(help="check the T4 file against its schema (needs jsonschema)")
+    ] = False,
     run: Annotated[int | None, typer.Option(help="only this run id")] = None,
 ) -> None:
-    """Export the trials of a journal as CSV and/or Parquet."""
-    from gpautotune.storage import Journal, export_table
+    """Export the trials of a journal as CSV, Parquet and/or T4 (Kernel Tuner's results format)."""
+    from gpautotune.storage import Journal, export_t4, export_table
 
     if not db.is_file():
         raise GPAutotuneError(f"journal {str(db)!r} does not exist")
-    if csv is None and parquet is None:
-        raise GPAutotuneError("give --csv PATH and/or --parquet PATH")
+    if csv is None and parquet is None and t4 is None:
+        raise GPAutotuneError("give --csv PATH, --parquet PATH and/or --t4 PATH")
     journal = Journal(db)
     for path in (csv, parquet):
         if path is not None:
             console.print(f"wrote {export_table(journal, path, run)}")
+    if t4 is not None:
+        console.print(f"wrote {export_t4(journal, t4, run, validate=validate)}")
 
 
 @app.command()
 @user_errors
-def space(config: Annotated[Path, typer.Argument(help="YAML tuning file")]) -> None:
-    """Describe the search space of CONFIG: parameters, raw size, valid count."""
+def space(
+    config: Annotated[
+        Path, typer.Argument(help="YAML tuning file, or a Kernel Tuner cache / T4 file")
+    ],
+) -> None:
+    """Describe the search space of CONFIG: parameters, raw size, valid count (and, for a
+    replayed Kernel Tuner cache or T4 file, the failed rows)."""
     from gpautotune.config import build_problem, load_config
 
-    problem = build_problem(load_config(config).problem)
+    if config.name.endswith((".json", ".json.gz")):
+        from gpautotune.problems.kt_cache import kt_cache_problem
+
+        problem = kt_cache_problem(config)
+    else:
+        problem = build_problem(load_config(config).problem)
     sp = problem.space
     table = Table(title=f"{problem.name}: {sp.dims} parameters")
     table.add_column("parameter")
@@ -253,7 +271,8 @@ def space(config: Annotated[Path, typer.Argument(help="YAML tuning file")]) -> N
             if len(levels) <= 12
             else f"{_fmt(levels[0])} .. {_fmt(levels[-1])} ({len(levels)})"
         )
-        table.add_row(p.name, d["kind"], shown)
+        kind = d["kind"] + (f" ({d['scale']})" if d.get("scale") in ("log2", "linear") else "")
+        table.add_row(p.name, kind, shown)
     console.print(table)
     for c in sp.constraints:
         console.print(f"  constraint: {c.text}")
@@ -271,6 +290,26 @@ def space(config: Annotated[Path, typer.Argument(help="YAML tuning file")]) -> N
         console.print(
             f"valid: about {count.estimate:.3e} (95% CI {count.low:.3e} .. {count.high:.3e}; "
             f"{count.fraction:.3%} of raw, estimated from samples)"
+        )
+    _failed_rows(problem)
+
+
+def _failed_rows(problem: Any) -> None:
+    """The failed rows of a replayed file (each costs an evaluation when proposed)."""
+    failures = getattr(problem, "failures", None)
+    if failures is None:
+        return
+    constants = ", ".join(f"{k}={v}" for k, v in getattr(problem, "constants", {}).items())
+    if constants:
+        console.print(f"constants (single-level keys, not tuned): {constants}")
+    kinds = ", ".join(f"{s.value} {n:,}" for s, n in failures.items())
+    console.print(
+        f"failed: {problem.failed_rows:,} of the valid rows{f' ({kinds})' if kinds else ''}"
+    )
+    violating, examples = getattr(problem, "violations", (0, []))
+    if violating:
+        console.print(
+            f"rows violating the restrictions (left out): {violating:,}, e.g. {examples[0]}"
         )
 
 

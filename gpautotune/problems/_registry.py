@@ -20,6 +20,7 @@ _BUILTIN: dict[str, str] = {
     "laplacian-replay": "gpautotune.problems.replay:laplacian_replay",
     "laplacian": "gpautotune.problems.laplacian:LaplacianProblem",
     "replay": "gpautotune.problems.table:replay_from_spec",
+    "kt-cache": "gpautotune.problems.kt_cache:kt_cache_problem",
     "booth": "gpautotune.problems.synthetic:BoothProblem",
     "screening": "gpautotune.problems.synthetic:ScreeningProblem",
     "constrained-bits": "gpautotune.problems.synthetic:ConstrainedBitsProblem",

@@ -3,7 +3,9 @@
 Constraint predicates (``"threads_number % lws_y == 0"``) and derived quantities are
 parsed once with :mod:`ast` and checked against a whitelist: numbers, strings,
 ``True``/``False``, names, ``+ - * / // % **``, comparisons (chained too), ``and``,
-``or``, ``not``, and calls of ``min``, ``max``, ``abs``, ``ceil``, ``floor``, ``log2``.
+``or``, ``not``, membership in a literal list or tuple (``x in (1, 2, 4)``, ``not in``;
+Kernel Tuner restrictions use it), and calls of ``min``, ``max``, ``abs``, ``ceil``,
+``floor``, ``log2``.
 Anything else (attribute access, subscripts, lambdas, other calls such as
 ``__import__``) is refused with a :class:`PredicateError`. The result is a tree of
 closures evaluated on NumPy columns: nothing is ever passed to ``eval``.
@@ -41,6 +43,8 @@ _COMPARE = {
     ast.LtE: operator.le,
     ast.Gt: operator.gt,
     ast.GtE: operator.ge,
+    ast.In: lambda x, members: np.isin(x, members),
+    ast.NotIn: lambda x, members: ~np.isin(x, members),
 }
 
 
@@ -103,7 +107,7 @@ class _Compiler:
         return PredicateError(
             f"{what} is not allowed in expression {self.text!r} (column {getattr(node, 'col_offset', 0) + 1}); "
             "use parameter names, numbers, + - * / // % **, comparisons, and/or/not, "
-            "min/max/abs/ceil/floor/log2"
+            "`in (literal, ...)`, min/max/abs/ceil/floor/log2"
         )
 
     def visit(self, node: ast.AST) -> _Node:
@@ -165,7 +169,10 @@ class _Compiler:
             if fn is None:
                 raise self.refuse(node, f"the comparison {type(op).__name__}")
             ops.append(fn)
-        terms = [self.visit(node.left)] + [self.visit(c) for c in node.comparators]
+        terms = [self.visit(node.left)] + [
+            self.visit_members(c) if isinstance(op, (ast.In, ast.NotIn)) else self.visit(c)
+            for op, c in zip(node.ops, node.comparators, strict=True)
+        ]
 
         def run(cols: Columns) -> np.ndarray:
             values = [t(cols) for t in terms]
@@ -175,6 +182,15 @@ class _Compiler:
             return out
 
         return run
+
+    def visit_members(self, node: ast.AST) -> _Node:
+        """The right side of ``in``: a literal list or tuple of constants."""
+        if not isinstance(node, (ast.List, ast.Tuple)) or not all(
+            isinstance(e, ast.Constant) for e in node.elts
+        ):
+            raise self.refuse(node, "`in` with anything but a literal list or tuple of constants")
+        members = tuple(e.value for e in node.elts)
+        return lambda cols: members
 
     def visit_Call(self, node: ast.Call) -> _Node:  # noqa: N802
         if not isinstance(node.func, ast.Name) or node.func.id not in _FUNCTIONS:

@@ -1,7 +1,14 @@
-"""The trial journal (SQLite) and its tables (pandas, CSV, Parquet, warm starts)."""
+"""The trial journal (SQLite) and its tables (pandas, CSV, Parquet, warm starts), and the
+field's exchange formats: Kernel Tuner caches and T4 results files in, T4 out."""
 
 from gpautotune.storage._catalog import CatalogEntry, problem_catalog, record_problem
 from gpautotune.storage._journal import Journal, RunRecord, RunSpec, package_versions
+from gpautotune.storage._kernel_tuner import (
+    STATUS_INVALIDITY,
+    TuningRecords,
+    read_tuning_file,
+)
+from gpautotune.storage._t4 import export_t4, t4_document, validate_t4
 from gpautotune.storage._tables import export_table, import_csv, trials_frame
 
 __all__ = [
@@ -9,10 +16,16 @@ __all__ = [
     "Journal",
     "RunRecord",
     "RunSpec",
+    "STATUS_INVALIDITY",
+    "TuningRecords",
+    "export_t4",
     "export_table",
     "import_csv",
     "package_versions",
     "problem_catalog",
+    "read_tuning_file",
     "record_problem",
+    "t4_document",
     "trials_frame",
+    "validate_t4",
 ]

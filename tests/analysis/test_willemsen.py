@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
-from gpautotune.analysis import expected_random_best, willemsen_score
+from gpautotune.analysis import expected_random_best, random_best_moments, willemsen_score
 
 
 def test_matches_enumerating_every_draw_with_ties():
@@ -40,3 +40,18 @@ def test_score_is_zero_for_random_one_at_the_optimum_negative_when_worse():
     assert willemsen_score(strategy, random, 2.0)[:3].tolist() == pytest.approx([0.0, 0.5, -0.5])
     assert np.isnan(willemsen_score(strategy, random, 2.0)[3])  # random already optimal
     assert willemsen_score(random, random, 2.0)[0] == 0.0
+
+
+def test_failures_cost_a_draw_and_give_no_value():
+    values = np.array([3.0, 1.0, 4.0, 1.5, 5.0])
+    rows = [*values, np.nan, np.nan, np.nan]  # three rows that fail when drawn
+    for b in range(1, len(rows) + 1):
+        bests = [np.nanmin(c) for c in itertools.combinations(rows, b) if not np.isnan(c).all()]
+        mean, sd = random_best_moments(values, b, failures=3)
+        assert mean[0] == pytest.approx(np.mean(bests), rel=1e-12)
+        assert sd[0] == pytest.approx(np.std(bests), rel=1e-9, abs=1e-12)
+    # without failures the draw is as before; failures make the expected best worse
+    assert expected_random_best(values, 2, failures=0)[0] == pytest.approx(
+        np.mean([min(c) for c in itertools.combinations(values, 2)])
+    )
+    assert expected_random_best(values, 2, failures=3)[0] > expected_random_best(values, 2)[0]
