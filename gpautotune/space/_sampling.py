@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 from scipy.stats import qmc
@@ -49,6 +50,13 @@ def sample_index(
     the chunking, and memory stays bounded on tightly constrained spaces. ``lhs`` designs
     cannot be extended, so they are redrawn larger instead.
 
+    Sparse spaces: when plain filtering would need more than ``max_raw`` raw points on
+    average (``n`` over the valid fraction), the points are drawn in the reduced cube of
+    the space's :class:`~gpautotune.space._plan.SamplingPlan` instead (constrained groups
+    enumerated, one coordinate each), where few or none are invalid. Filtering that
+    still ends short is topped up the same way. Elsewhere the sequence is plain
+    FILTER_SOBOL, unchanged.
+
     When fewer than ``n`` exist in ``max_raw`` raw points, ``strict`` raises a
     :class:`SpaceError`; otherwise the ones found are returned (candidate pools of spaces
     whose valid fraction is tiny).
@@ -60,10 +68,20 @@ def sample_index(
     if n == 0:
         return np.empty((0, space.dims))
     first = max(64, 2 * int(n))
-    if method == "lhs":
-        index, raw = _lhs_index(space, n, first, seed, max_raw)
-    else:
-        index, raw = _sequence_index(space, n, method, first, seed, max_raw)
+    plan = space.sampling_plan
+    if plan.empty:
+        if strict:
+            raise SpaceError(
+                "the constraints admit no configuration (check them with `gpautotune space`)"
+            )
+        return np.empty((0, space.dims))
+    grouped = plan.useful and plan.expected_raw(n) > max_raw
+    decode = plan.decode if grouped else space.from_unit
+    dims = plan.reduced_dims if grouped else space.dims
+    index, raw = _draw(space, n, method, first, seed, max_raw, dims, decode)
+    if len(index) < n and plan.useful and not grouped:
+        more, extra = _draw(space, n, method, first, seed, max_raw, plan.reduced_dims, plan.decode)
+        index, raw = _merge(space, index, more)[:n], raw + extra
     if len(index) >= n:
         return index[:n]
     if strict:
@@ -75,14 +93,46 @@ def sample_index(
 
 
 CHUNK = 1 << 16
+Decode = Callable[[np.ndarray], np.ndarray]
+
+
+def _draw(
+    space,
+    n: int,
+    method: str,
+    first: int,
+    seed: int | None,
+    max_raw: int,
+    dims: int,
+    decode: Decode,
+) -> tuple[np.ndarray, int]:
+    """Valid distinct rows of points drawn in a ``dims``-cube and decoded by ``decode``."""
+    if method == "lhs":
+        return _lhs_index(space, n, first, seed, max_raw, dims, decode)
+    return _sequence_index(space, n, method, first, seed, max_raw, dims, decode)
+
+
+def _merge(space, index: np.ndarray, more: np.ndarray) -> np.ndarray:
+    """``index`` followed by the rows of ``more`` it does not hold."""
+    if not len(more):
+        return index
+    fresh = ~np.isin(space.row_keys(more), space.row_keys(index)) if len(index) else slice(None)
+    return np.concatenate([index, more[fresh]])
 
 
 def _sequence_index(
-    space, n: int, method: str, first: int, seed: int | None, max_raw: int
+    space,
+    n: int,
+    method: str,
+    first: int,
+    seed: int | None,
+    max_raw: int,
+    dims: int,
+    decode: Decode,
 ) -> tuple[np.ndarray, int]:
     """The first ``n`` valid distinct points of one Sobol or random sequence."""
     if method == "sobol":
-        engine = qmc.Sobol(space.dims, scramble=True, seed=seed)
+        engine = qmc.Sobol(dims, scramble=True, seed=seed)
         first = 1 << max(int(math.ceil(math.log2(first))), 0)
 
         def draw(k: int) -> np.ndarray:
@@ -93,7 +143,7 @@ def _sequence_index(
         rng = np.random.default_rng(seed)
 
         def draw(k: int) -> np.ndarray:
-            return rng.random((k, space.dims))
+            return rng.random((k, dims))
 
     found: list[np.ndarray] = []
     keys: set = set()
@@ -103,7 +153,7 @@ def _sequence_index(
         while drawn < target and count < n:
             u = draw(min(CHUNK, target - drawn))
             drawn += len(u)
-            index = space.from_unit(u)
+            index = decode(u)
             index = space.unique_rows(index[space.valid_mask(index)])
             if len(index):
                 row_keys = space.row_keys(index)
@@ -118,12 +168,14 @@ def _sequence_index(
     return index, drawn
 
 
-def _lhs_index(space, n: int, first: int, seed: int | None, max_raw: int) -> tuple[np.ndarray, int]:
+def _lhs_index(
+    space, n: int, first: int, seed: int | None, max_raw: int, dims: int, decode: Decode
+) -> tuple[np.ndarray, int]:
     """``n`` valid distinct points of a Latin hypercube, redrawn larger until enough survive
     (grown by the observed valid fraction, at least doubled)."""
     raw = min(first, max_raw)
     while True:
-        index = space.from_unit(unit_sample("lhs", space.dims, raw, seed))
+        index = decode(unit_sample("lhs", dims, raw, seed))
         index = space.unique_rows(index[space.valid_mask(index)])
         if len(index) >= n or raw >= max_raw:
             return index, raw
