@@ -78,3 +78,14 @@ def test_a_group_without_valid_combination_is_reported() -> None:
     with pytest.raises(SpaceError, match="admit no configuration"):
         sample_index(space, 3)
     assert len(sample_index(space, 3, strict=False)) == 0
+
+
+def test_the_laplacian_space_keeps_plain_filtering() -> None:
+    """One constraint group of all seven factors: nothing to gain, the sequence is FILTER_SOBOL."""
+    from gpautotune.problems.laplacian.space import laplacian_space
+
+    space = laplacian_space()
+    assert not space.sampling_plan.useful
+    rows = sample_index(space, 1024, seed=2, max_raw=1 << 20)
+    plain, _ = _draw(space, 1024, "sobol", 2048, 2, 1 << 20, space.dims, space.from_unit)
+    np.testing.assert_array_equal(rows, plain[:1024])
