@@ -25,7 +25,23 @@ SPREAD = [
 ]
 
 
-def _config(vl, lo, xc, yc, ts, tn, ly):
+# vector_recompute false: tiles that end inside their last vector (tail stores, window
+# lanes past the window), for every width above 1, both load modes.
+NO_RECOMPUTE = [
+    (2, True, 3, 2, 2, 64, 2),
+    (2, False, 3, 1, 4, 32, 1),
+    (4, True, 3, 3, 4, 128, 4),
+    (4, False, 1, 2, 2, 64, 8),
+    (4, False, 2, 4, 2, 32, 2),
+    (8, True, 3, 1, 2, 256, 1),
+    (8, False, 3, 5, 4, 64, 4),
+    (16, True, 2, 2, 2, 32, 1),
+    (16, False, 3, 6, 4, 128, 2),
+    (16, False, 4, 1, 2, 64, 16),
+]
+
+
+def _config(vl, lo, xc, yc, ts, tn, ly, recompute=True):
     return {
         "elements_number": xc * yc,
         "y_component_number": yc,
@@ -34,6 +50,7 @@ def _config(vl, lo, xc, yc, ts, tn, ly):
         "load_overlap": lo,
         "threads_number": tn,
         "lws_y": ly,
+        "vector_recompute": recompute,
     }
 
 
@@ -46,6 +63,16 @@ def test_generated_kernels_match_the_reference(runner, case):
     assert m.value > 0 and len(m.samples) == runner.repeats * len(runner.images)
     assert len(m.metrics["kernel_times_s"]) == len(runner.images)
     assert "__kernel void laplacian" in m.metrics["source"]
+
+
+@pytest.mark.parametrize(
+    "case", NO_RECOMPUTE, ids=lambda c: f"vl{c[0]}-{'lo' if c[1] else 'win'}-x{c[2]}-y{c[3]}"
+)
+def test_kernels_without_vector_recompute_match_the_reference(runner, case):
+    kernel = generate_kernel(_config(*case, recompute=False))
+    assert kernel.plan.total_x == case[2]
+    m = runner.measure(kernel)
+    assert m.status is Status.OK, m.error
 
 
 def test_a_wrong_kernel_is_a_wrong_result(runner):
