@@ -13,7 +13,13 @@ from gpautotune.analysis._stats import (
     verdict,
 )
 from gpautotune.analysis._summary import ComparisonReport, RandomBaseline, analyse, random_baseline
-from gpautotune.analysis._willemsen import expected_random_best, willemsen_score
+from gpautotune.analysis._willemsen import (
+    expected_random_best,
+    expected_rank_random_best,
+    median_run_curve,
+    methodology_score,
+    willemsen_score,
+)
 from gpautotune.analysis.sensitivity import (
     Domain,
     SobolResult,
@@ -39,9 +45,12 @@ __all__ = [
     "compare_samples",
     "describe",
     "expected_random_best",
+    "expected_rank_random_best",
     "load_runs",
     "markdown",
     "mean_ci",
+    "median_run_curve",
+    "methodology_score",
     "random_baseline",
     "sobol_indices",
     "strategy_indices",
