@@ -29,6 +29,9 @@ __all__ = ["SamplingPlan", "ENUMERATION_LIMIT"]
 
 #: raw combinations of one constraint group enumerated at most (tensor's unroll group: 2.4e7)
 ENUMERATION_LIMIT = 1 << 25
+#: valid combinations of one group kept at most (estimated first above _SMALL raw ones)
+VALID_LIMIT = 1 << 20
+_SMALL = 1 << 16
 _FRACTION_SAMPLES = 1 << 16
 
 
@@ -89,12 +92,13 @@ class SamplingPlan:
             if not sub.constraints:
                 single += [column[n] for n in g]
                 continue
-            if sub.is_enumerable(ENUMERATION_LIMIT):
+            share = None if sub.size <= _SMALL else _estimate(sub)
+            if sub.is_enumerable(ENUMERATION_LIMIT) and (share or 0.0) * sub.size <= VALID_LIMIT:
                 valid = sub.enumerate_index(ENUMERATION_LIMIT).astype(np.int64)
                 share = len(valid) / sub.size
                 enumerated.append(_Group(tuple(column[n] for n in g), valid, share))
-            else:
-                share = sub.count_valid(samples=_FRACTION_SAMPLES, seed=0).fraction
+            else:  # too large to enumerate, or too many valid combinations to keep
+                share = _estimate(sub) if share is None else share
                 single += [column[n] for n in g]
             fraction *= share
         return cls(space.parameters, tuple(single), tuple(enumerated), fraction)
@@ -113,3 +117,8 @@ class SamplingPlan:
     def expected_raw(self, n: int) -> float:
         """Raw points plain filtering needs for ``n`` valid ones, on average."""
         return math.inf if self.fraction <= 0 else n / self.fraction
+
+
+def _estimate(sub) -> float:
+    """Valid fraction of a group from uniform samples (a real factor: never enumerated)."""
+    return sub.count_valid(samples=_FRACTION_SAMPLES, seed=0, limit=0).fraction
