@@ -27,7 +27,7 @@ from gpautotune.acquisition._pool import POOL_MAX_RAW
 from gpautotune.problems import Measurement
 from gpautotune.problems.spapt import get_kernel
 from gpautotune.space import Space
-from gpautotune.space._sampling import _draw, sample_index
+from gpautotune.space._sampling import filter_index, sample_index
 from gpautotune.strategies import make_strategy
 from gpautotune.tuner import TuningRun
 
@@ -46,11 +46,8 @@ def objective(space: Space, seed: int = 0):
 
 def pool_samples(space: Space, n: int, seed: int = 0) -> tuple[int, float, int, float]:
     """Sizes and times of step 0's sample: plain filtering, then the current sampler."""
-    first = max(64, 2 * n)
     t0 = time.perf_counter()
-    plain, _ = _draw(
-        space, n, "sobol", first, seed * 7919, POOL_MAX_RAW, space.dims, space.from_unit
-    )
+    plain, _ = filter_index(space, n, seed=seed * 7919, max_raw=POOL_MAX_RAW)
     t1 = time.perf_counter()
     now = sample_index(space, n, seed=seed * 7919, max_raw=POOL_MAX_RAW, strict=False)
     t2 = time.perf_counter()

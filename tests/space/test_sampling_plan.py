@@ -7,7 +7,7 @@ import pytest
 
 from gpautotune.exceptions import SpaceError
 from gpautotune.space import Boolean, IntRange, Space
-from gpautotune.space._sampling import _draw, sample_index
+from gpautotune.space._sampling import filter_index, sample_index
 
 
 def pairs_space(pairs: int = 4, free: int = 3) -> Space:
@@ -40,7 +40,7 @@ def test_sparse_space_is_filled_from_its_groups_deterministically() -> None:
     assert len(space.unique_rows(rows)) == 500
     np.testing.assert_array_equal(rows, sample_index(space, 500, seed=3, max_raw=1 << 16))
     assert not np.array_equal(rows, sample_index(space, 500, seed=4, max_raw=1 << 16))
-    plain, _ = _draw(space, 500, "sobol", 1024, 3, 1 << 16, space.dims, space.from_unit)
+    plain, _ = filter_index(space, 500, seed=3, max_raw=1 << 16)
     assert len(plain) == 0  # what filtering the same raw budget gives
 
 
@@ -58,7 +58,7 @@ def test_filling_spaces_keep_the_plain_filtered_sequence() -> None:
     space = pairs_space(pairs=1, free=3)  # 1.6% valid: 2^20 raw points fill 600 easily
     assert space.sampling_plan.useful
     rows = sample_index(space, 600, seed=5, max_raw=1 << 20)
-    plain, _ = _draw(space, 600, "sobol", 1200, 5, 1 << 20, space.dims, space.from_unit)
+    plain, _ = filter_index(space, 600, seed=5, max_raw=1 << 20)
     np.testing.assert_array_equal(rows, plain[:600])
 
 
@@ -66,7 +66,7 @@ def test_filtering_that_ends_short_is_topped_up_from_the_groups() -> None:
     space = Space(
         [IntRange("a", 1, 64), IntRange("b", 1, 64), IntRange("c", 1, 8)], ["a * b == 64"]
     )  # 7 * 8 = 56 valid configurations; 54 need 31,600 raw points on average
-    plain, _ = _draw(space, 54, "random", 128, 0, 1 << 15, space.dims, space.from_unit)
+    plain, _ = filter_index(space, 54, method="random", seed=0, max_raw=1 << 15)
     assert len(plain) < 54  # random draws repeat: 2^15 raw points hold fewer distinct ones
     rows = sample_index(space, 54, method="random", seed=0, max_raw=1 << 15)
     assert len(space.unique_rows(rows)) == 54 and space.valid_mask(rows).all()
@@ -87,5 +87,5 @@ def test_the_laplacian_space_keeps_plain_filtering() -> None:
     space = laplacian_space()
     assert not space.sampling_plan.useful
     rows = sample_index(space, 1024, seed=2, max_raw=1 << 20)
-    plain, _ = _draw(space, 1024, "sobol", 2048, 2, 1 << 20, space.dims, space.from_unit)
+    plain, _ = filter_index(space, 1024, seed=2, max_raw=1 << 20)
     np.testing.assert_array_equal(rows, plain[:1024])

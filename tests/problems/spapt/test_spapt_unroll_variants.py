@@ -39,7 +39,7 @@ from pathlib import Path
 import pytest
 
 from gpautotune.problems.spapt import KERNEL_NAMES, Kernel, get_kernel
-from gpautotune.problems.spapt._program import timed_code
+from gpautotune.problems.spapt._program import data_code, timed_code
 from gpautotune.space import Boolean
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
@@ -121,12 +121,7 @@ def _program(kernel: Kernel, configs: list[dict[str, object]]) -> str:
     parts = [
         "#include <stdio.h>\n#include <stdlib.h>\n#include <math.h>\n#include <limits.h>",
         "\n".join(f"#define {k} {v}" for k, v in sizes.items()),
-        "#define min(a, b) (((a) < (b)) ? (a) : (b))\n#define max(a, b) (((a) > (b)) ? (a) : (b))",
-        kernel.declarations.strip(),
-        "static void spapt_init(void) {\n" + kernel.initialisation.strip("\n") + "\n}",
-        "static double spapt_checksum(void) {\n  double expected = 0.0;\n"
-        + kernel.checksum.strip("\n")
-        + "\n  return expected;\n}",
+        *data_code(kernel),
     ]
     for k, config in enumerate(configs):
         body = "\n".join("    " + line for line in timed_code(kernel, config))
