@@ -41,7 +41,8 @@ def main() -> None:
     values = laplacian_replay().measured_values()
     optimum = float(values.min())
     print(
-        "| strategy | runs | ours, exact (default) | ours, package convention | package | max abs diff |"
+        "| strategy | runs | ours, exact (default) | ours, package convention | package "
+        "| max abs diff |"
     )
     print("|---|---|---|---|---|---|")
     for item in args.runs:
