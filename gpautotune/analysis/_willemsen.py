@@ -21,14 +21,38 @@ to one). Rows that fail when drawn (a replayed Kernel Tuner cache holds them) co
 draw and give no value: with ``F`` of them, ``N`` counts every row and ``k`` runs over
 the measured ranks only, and the result is conditional on a draw holding at least one
 value. The binomials are evaluated in log space (``gammaln``).
+
+Willemsen et al.'s own implementation (the ``autotuning_methodology`` package, 1.1.0)
+computes the same ratio with two other conventions, both rank-based:
+
+* random search at budget ``b`` is the value at index ``round(b (N + 1) / (b + 1))``
+  (at most ``N - 1``) of the values sorted worst first (its calculated baseline).
+  The expected rank of the best of ``b`` draws is ``(N + 1) / (b + 1)`` counted from the
+  best, i.e. index ``N - (N + 1) / (b + 1)``; the package's index is one more, one rank
+  better than that expectation. It is a value at a rank, not the expected value;
+* the strategy is its median run: per budget, the value at the rounded median of the
+  runs' best-so-far ranks in the sorted table.
+
+``methodology_score(..., convention="package")`` reproduces those numbers exactly (the
+tests compare them with the package); the default ``"exact"`` is the mean run against
+the exact expectation above.
 """
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 from scipy.special import gammaln
 
-__all__ = ["expected_random_best", "random_best_moments", "willemsen_score"]
+__all__ = [
+    "expected_random_best",
+    "expected_rank_random_best",
+    "median_run_curve",
+    "methodology_score",
+    "random_best_moments",
+    "willemsen_score",
+]
 
 
 def _log_comb(n: np.ndarray, k: np.ndarray) -> np.ndarray:
@@ -104,3 +128,77 @@ def willemsen_score(
     denominator = optimum - f_r
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(denominator != 0, (f_s - f_r) / denominator, np.nan)
+
+
+def _table(values: np.ndarray) -> np.ndarray:
+    v = np.asarray(values, dtype=float)
+    v = np.sort(v[~np.isnan(v)])
+    if len(v) == 0:
+        raise ValueError("no values to draw from")
+    return v
+
+
+def expected_rank_random_best(values: np.ndarray, budgets: np.ndarray | int) -> np.ndarray:
+    """Random search's best at each budget as ``autotuning_methodology`` computes it.
+
+    The value at index ``min(round(b (N + 1) / (b + 1)), N - 1)`` of the ``N`` valid
+    values sorted worst first (module docstring), for minimisation.
+    """
+    worst_first = _table(values)[::-1]
+    n = len(worst_first)
+    b = np.atleast_1d(np.asarray(budgets, dtype=float))
+    if np.any(b < 1):
+        raise ValueError(f"budgets must be >= 1, got {np.min(b)}")
+    index = np.minimum(np.round(b * (n + 1) / (b + 1)), n - 1).astype(int)
+    return worst_first[index]
+
+
+def median_run_curve(curves: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The median run's best-so-far, by rank in the table (``autotuning_methodology``).
+
+    Args:
+        curves: best-so-far values, shape ``(runs, budgets)``, each one of ``values``
+            (NaN where a run has none yet).
+        values: the table of measured values.
+
+    Returns:
+        Per budget, the table value at the rounded (half to even) median rank.
+    """
+    table = _table(values)
+    ranks = np.searchsorted(table, np.asarray(curves, dtype=float), side="left").astype(float)
+    ranks[np.isnan(curves)] = np.nan
+    return table[np.round(np.nanmedian(ranks, axis=0)).astype(int)]
+
+
+def methodology_score(
+    curves: np.ndarray,
+    values: np.ndarray,
+    optimum: float,
+    *,
+    convention: Literal["exact", "package"] = "exact",
+) -> np.ndarray:
+    """``P(b)`` for ``b = 1 .. B`` of a strategy's runs on a measured table.
+
+    Args:
+        curves: the runs' best-so-far values, shape ``(runs, B)``.
+        values: the table's measured values (random search draws from them).
+        optimum: the best value ``f*``.
+        convention: ``"exact"``: the mean run against the exact random expectation;
+            ``"package"``: the median run against the package's random curve (module
+            docstring), as ``autotuning_methodology`` computes it over function
+            evaluations ``1 .. B``.
+
+    Returns:
+        ``P(b)``, shape ``(B,)``; its mean is the strategy's overall score.
+    """
+    curves = np.atleast_2d(np.asarray(curves, dtype=float))
+    budgets = np.arange(1, curves.shape[1] + 1)
+    if convention == "exact":
+        return willemsen_score(
+            np.nanmean(curves, axis=0), expected_random_best(values, budgets), optimum
+        )
+    if convention == "package":
+        return willemsen_score(
+            median_run_curve(curves, values), expected_rank_random_best(values, budgets), optimum
+        )
+    raise ValueError(f"convention must be 'exact' or 'package', got {convention!r}")

@@ -65,6 +65,8 @@ class LaplacianProblem(Problem):
         seed: seed of the random input images.
         register_rule: the register-footprint predicate of the space (``proxy``,
             ``slides``, ``none``).
+        vector_recompute: the generator's ``vector_recompute`` for every configuration
+            (true: the seeds' dataset), or None to tune it as an eighth factor.
     """
 
     name = "laplacian"
@@ -80,8 +82,10 @@ class LaplacianProblem(Problem):
         repeats: int = 4,
         seed: int = 0,
         register_rule: Literal["proxy", "slides", "none"] = "proxy",
+        vector_recompute: bool | None = True,
     ) -> None:
-        self.space = laplacian_space(register_rule)
+        self.vector_recompute = vector_recompute
+        self.space = laplacian_space(register_rule, recompute_factor=vector_recompute is None)
         self.sizes = resolve_sizes(sizes)
         self.timeout_s, self.repeats, self.seed, self.register_rule = (
             float(timeout_s),
@@ -110,7 +114,9 @@ class LaplacianProblem(Problem):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self.space = laplacian_space(self.register_rule)
+        self.space = laplacian_space(
+            self.register_rule, recompute_factor=self.vector_recompute is None
+        )
 
     def prepare(self) -> None:
         """Open the device, upload the images, measure the copy bandwidth (once)."""
@@ -121,6 +127,8 @@ class LaplacianProblem(Problem):
 
     def kernel(self, config: Mapping[str, Any]) -> GeneratedKernel:
         """The generated kernel of a configuration (the source is kept with its measurement)."""
+        if self.vector_recompute is not None:
+            config = {**config, "vector_recompute": self.vector_recompute}
         return generate_kernel(config)
 
     def evaluate(self, config: Config) -> Measurement:
@@ -151,6 +159,10 @@ class LaplacianProblem(Problem):
             "repeats": self.repeats,
             "seed": self.seed,
             "register_rule": self.register_rule,
+            # only when not the seeds' default, so that earlier runs keep their keys
+            **(
+                {} if self.vector_recompute is True else {"vector_recompute": self.vector_recompute}
+            ),
         }
 
     def close(self) -> None:
