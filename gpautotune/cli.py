@@ -278,7 +278,7 @@ def space(config: Annotated[Path, typer.Argument(help="YAML tuning file")]) -> N
 @user_errors
 def devices() -> None:
     """List OpenCL platforms and devices, and whether each can build kernels."""
-    from gpautotune.problems.laplacian.devices import compiler_problem, list_devices
+    from gpautotune.problems.opencl import compiler_problem, list_devices
 
     table = Table(title="OpenCL devices")
     for col in (
