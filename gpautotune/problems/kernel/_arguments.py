@@ -36,7 +36,6 @@ from gpautotune.space._spec import format_validation_error
 __all__ = [
     "ArgumentSpec",
     "Argument",
-    "LocalBuffer",
     "parse_arguments",
     "C_TYPES",
     "SOURCES",
@@ -94,13 +93,6 @@ class ArgumentSpec(BaseModel):
     def numpy_dtype(self) -> np.dtype:
         default = "int32" if self.source == "value" else "float32"
         return np.dtype(self.dtype or default)
-
-
-@dataclass(frozen=True)
-class LocalBuffer:
-    """An OpenCL ``__local`` argument of ``nbytes`` bytes."""
-
-    nbytes: int
 
 
 @dataclass(frozen=True)
