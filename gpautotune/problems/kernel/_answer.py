@@ -71,6 +71,11 @@ class Answer:
             if isinstance(answer, str):
                 from gpautotune.config import import_object
 
+                if ":" not in answer:
+                    raise ConfigError(
+                        f"answer: {answer!r} is neither a mapping {{output: expression}} nor "
+                        "'module:function'"
+                    )
                 import_object(answer, allowed=allow_imports, key="answer")
             self.function = answer
         elif isinstance(answer, Mapping):
@@ -100,10 +105,6 @@ class Answer:
             compile_value(value, names, f"answer.{name}", arrays=True)
             return ("expression", str(value))
         return ("array", np.asarray(value))
-
-    @property
-    def checks(self) -> bool:
-        return self.function is not None or bool(self.entries)
 
     def expected(self, arguments: Values, sizes: Values) -> dict[str, np.ndarray]:
         """The expected outputs given the argument values (before the kernel ran)."""
@@ -135,8 +136,20 @@ class Answer:
         copies = [None if v is None else np.copy(v) for v in arguments.values()]
         result = function(copies)
         if isinstance(result, Mapping):
-            return {str(k): np.asarray(v) for k, v in result.items()}
-        return {n: np.asarray(v) for n, v in zip(self.names, result, strict=True) if v is not None}
+            out = {str(k): np.asarray(v) for k, v in result.items()}
+        elif isinstance(result, Sequence) and len(result) == len(self.names):
+            out = {
+                n: np.asarray(v) for n, v in zip(self.names, result, strict=True) if v is not None
+            }
+        else:
+            raise ConfigError(
+                f"answer function returned {type(result).__name__}; expected a list aligned "
+                f"with the {len(self.names)} arguments or a mapping name -> array"
+            )
+        unknown = sorted(set(out) - set(self.names))
+        if unknown:
+            raise ConfigError(f"answer function returned {unknown}, not arguments {self.names}")
+        return out
 
 
 def compare_outputs(outputs: Values, expected: Values, *, atol: float, rtol: float) -> Check:

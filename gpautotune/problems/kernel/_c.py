@@ -23,7 +23,7 @@ import numpy as np
 
 from gpautotune.exceptions import ConfigError
 from gpautotune.execution import Evaluator, InProcessEvaluator
-from gpautotune.problems._base import Measurement, Status
+from gpautotune.problems import Measurement, Status
 from gpautotune.problems.kernel._arguments import C_TYPES
 from gpautotune.problems.kernel._params import define_lines
 from gpautotune.problems.kernel._problem import KernelProblem

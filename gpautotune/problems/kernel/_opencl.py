@@ -10,13 +10,12 @@ profiling; the fastest counts. Run through the isolated worker
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gpautotune.problems._base import Measurement, Status
+from gpautotune.problems import Measurement, Status
 from gpautotune.problems.kernel._geometry import Geometry
 from gpautotune.problems.kernel._params import define_lines
 from gpautotune.problems.kernel._problem import KernelProblem
@@ -38,7 +37,6 @@ if TYPE_CHECKING:
 
 __all__ = ["OpenCLKernelProblem", "OpenCLKernelRunner"]
 
-_log = logging.getLogger(__name__)
 _PROBE_BYTES = 64 << 20
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import pickle
 import warnings
 from abc import abstractmethod
@@ -11,14 +10,12 @@ from typing import Any
 
 from gpautotune.exceptions import ConfigError, SpaceError
 from gpautotune.execution import Evaluator, InProcessEvaluator, IsolatedEvaluator
-from gpautotune.problems._base import Measurement, Problem, Status
+from gpautotune.problems import Measurement, Problem, Status
 from gpautotune.problems.kernel._answer import compare_outputs
 from gpautotune.problems.kernel._spec import KernelSpec
 from gpautotune.space import Config
 
 __all__ = ["KernelProblem"]
-
-_log = logging.getLogger(__name__)
 
 
 class KernelProblem(Problem):

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from gpautotune.exceptions import ConfigError
 from gpautotune.problems.kernel._answer import Answer, describe_answer
 from gpautotune.problems.kernel._arguments import Argument, parse_arguments
@@ -116,7 +118,7 @@ class KernelSpec:
 
     def materialise(self) -> dict[str, Any]:
         """Every argument's value (``None`` for local buffers), by name, in order."""
-        return {
+        values = {
             a.name: a.materialise(
                 self.sizes,
                 self.seed + i,
@@ -124,6 +126,10 @@ class KernelSpec:
                 where=f"arguments.{i} ({a.name})",
             )
             for i, a in enumerate(self.arguments)
+        }
+        return {
+            k: np.ascontiguousarray(v) if isinstance(v, np.ndarray) else v
+            for k, v in values.items()
         }
 
     def describe(self) -> dict[str, Any]:

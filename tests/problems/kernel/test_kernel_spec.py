@@ -172,6 +172,16 @@ def test_answers_from_expressions_lists_and_functions():
         Answer({"d": "a"}, list(values), allow_imports=False)
     with pytest.raises(ConfigError, match="calling 'inv'"):
         Answer({"c": "inv(a)"}, list(values), allow_imports=False)
+    with pytest.raises(ConfigError, match="neither a mapping"):
+        Answer("a + b", list(values), allow_imports=True)
+    stray = Answer(lambda args: {"d": args[1]}, list(values), allow_imports=False)
+    with pytest.raises(ConfigError, match=r"returned \['d'\], not arguments"):
+        stray.expected(values, {})
+    imported = Answer(
+        "tests.problems.kernel.kernel_factories:doubled", ["out", "x", "n"], allow_imports=True
+    )
+    x = np.arange(3.0)
+    assert imported.expected({"out": x, "x": x, "n": 3}, {})["out"].tolist() == [0, 2, 4]
 
 
 def test_compare_reports_the_largest_error_and_the_first_mismatch():
