@@ -30,6 +30,18 @@ app = typer.Typer(
 console = Console()
 err_console = Console(stderr=True)
 F = TypeVar("F", bound=Callable[..., Any])
+AllowImports = Annotated[
+    bool,
+    typer.Option(
+        "--allow-imports", help="let the file import the Python code it names (module:function)"
+    ),
+]
+Overrides = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set", help="override a key of the file, e.g. problem.sizes.n=4096 (repeatable)"
+    ),
+]
 
 
 def user_errors(fn: F) -> F:
@@ -70,18 +82,20 @@ def tune(
         str | None, typer.Option(help="trial journal (SQLite); re-using it resumes the run")
     ] = None,
     seed: Annotated[int | None, typer.Option(help="override the file's seed")] = None,
+    allow_imports: AllowImports = False,
+    set_: Overrides = None,
 ) -> None:
     """Tune the problem of CONFIG; re-running the same command resumes it."""
     from gpautotune.config import build_problem, build_strategy, load_config, warm_start_trials
     from gpautotune.tuner import tune as run_tune
 
-    cfg = load_config(config)
+    cfg = load_config(config, set_ or ())
     updates = {
         k: v for k, v in {"budget": budget, "storage": db, "seed": seed}.items() if v is not None
     }
     cfg = cfg.model_copy(update=updates)
     with console.status(f"preparing {cfg.problem.name}"):
-        problem = build_problem(cfg.problem)
+        problem = build_problem(cfg.problem, allow_imports=allow_imports)
         strategy = build_strategy(cfg.strategy, problem, cfg.seed)
     storage = cfg.storage_path()
     console.print(
@@ -144,9 +158,15 @@ def _progress() -> Progress:
 def _summary(problem: Any, result: Any) -> None:
     from collections import Counter
 
-    counts = Counter(t.status.value for t in result.trials if t.counts_in_budget)
+    from gpautotune.problems.opencl import refused_launches
+
+    counted = [t for t in result.trials if t.counts_in_budget]
+    counts = Counter(t.status.value for t in counted)
+    refused = refused_launches(counted)
     console.print(
-        f"{result.used} evaluations: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        f"{result.used} evaluations: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        + (f" ({refused} refused before launch)" if refused else "")
     )
     best = result.best
     if best is None:
@@ -158,7 +178,7 @@ def _summary(problem: Any, result: Any) -> None:
         line += (
             f"; known optimum {problem.optimum:.6g}; slowdown {best.value / problem.optimum:.4f}"
         )
-    for key in ("bound_fraction", "copy_bandwidth_Bps"):
+    for key in ("bound_fraction", "copy_bandwidth_Bps", *getattr(problem, "report_metrics", ())):
         if key in best.measurement.metrics:
             line += f"; {key} {_fmt(best.measurement.metrics[key])}"
     console.print(line)
@@ -247,6 +267,8 @@ def space(
     config: Annotated[
         Path, typer.Argument(help="YAML tuning file, or a Kernel Tuner cache / T4 file")
     ],
+    allow_imports: AllowImports = False,
+    set_: Overrides = None,
 ) -> None:
     """Describe the search space of CONFIG: parameters, raw size, valid count (and, for a
     replayed Kernel Tuner cache or T4 file, the failed rows)."""
@@ -257,7 +279,9 @@ def space(
 
         problem = kt_cache_problem(config)
     else:
-        problem = build_problem(load_config(config).problem)
+        problem = build_problem(
+            load_config(config, set_ or ()).problem, allow_imports=allow_imports
+        )
     sp = problem.space
     table = Table(title=f"{problem.name}: {sp.dims} parameters")
     table.add_column("parameter")
@@ -317,7 +341,7 @@ def _failed_rows(problem: Any) -> None:
 @user_errors
 def devices() -> None:
     """List OpenCL platforms and devices, and whether each can build kernels."""
-    from gpautotune.problems.laplacian.devices import compiler_problem, list_devices
+    from gpautotune.problems.opencl import compiler_problem, list_devices
 
     table = Table(title="OpenCL devices")
     for col in (

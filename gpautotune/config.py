@@ -7,14 +7,19 @@ A tuning file::
     budget: 120
     seed: 1
     storage: results/laplacian.db              # default: results/<problem>-<strategy>.db
+
+A YAML file never imports or calls code it names unless the user opts in outside the
+file (``--allow-imports`` on the command line, ``allow_imports=True`` in Python): see
+:func:`import_object`.
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import os
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -30,11 +35,78 @@ from gpautotune.strategies import Strategy, strategy_class
 
 M = TypeVar("M", bound=BaseModel)
 
+#: The keyword through which factories receive the user's opt-in to imports; never a
+#: key a file may set.
+OPT_IN = "allow_imports"
+
+
+def import_object(name: str, *, allowed: bool, key: str = "a key") -> Any:
+    """The object ``module:attribute`` names, imported only when the user opted in.
+
+    Args:
+        name: ``package.module:attribute`` (the attribute may be dotted).
+        allowed: the user's explicit opt-in (``--allow-imports``, ``allow_imports=True``).
+        key: where the name was written, for the messages (``problem.answer``).
+
+    Raises:
+        ConfigError: no opt-in (the message names the key and how to opt in), a name that
+            is not ``module:attribute``, or one that cannot be imported.
+    """
+    if not allowed:
+        raise ConfigError(
+            f"{key} names Python code ({name!r}), which is imported only on request: "
+            "run with --allow-imports (Python: allow_imports=True)"
+        )
+    module, sep, attr = str(name).partition(":")
+    if not sep or not module or not attr:
+        raise ConfigError(f"{key}: {name!r} is not 'package.module:function'")
+    try:
+        obj = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"{key}: cannot import {name!r}: {exc}") from None
+    return obj
+
+
+def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
+    """``data`` with ``dotted.key=value`` overrides set (values read as YAML scalars).
+
+    ``problem.sizes.n=4096`` sets ``data["problem"]["sizes"]["n"] = 4096``, creating
+    mappings on the way.
+
+    Raises:
+        ConfigError: an override without ``=`` or a key through something not a mapping.
+    """
+    out = dict(data)
+    for item in overrides:
+        path, sep, text = item.partition("=")
+        keys = [k for k in path.strip().split(".") if k]
+        if not sep or not keys:
+            raise ConfigError(f"override {item!r} is not KEY.PATH=VALUE")
+        node = out
+        for depth, k in enumerate(keys[:-1]):
+            child = node.get(k, {})
+            if not isinstance(child, dict):
+                raise ConfigError(
+                    f"override {item!r}: {'.'.join(keys[: depth + 1])} is not a mapping"
+                )
+            node[k] = node = dict(child)
+        try:
+            node[keys[-1]] = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"override {item!r}: the value is not valid YAML: {exc}") from None
+    return out
+
+
 __all__ = [
     "Section",
     "TuneConfig",
     "load_config",
     "validate_options",
+    "import_object",
+    "apply_overrides",
+    "OPT_IN",
     "build_problem",
     "build_strategy",
 ]
@@ -79,6 +151,12 @@ def validate_options(
     Raises:
         ConfigError: an unknown key (listing the allowed ones) or a value of the wrong type.
     """
+    if OPT_IN in options:
+        raise ConfigError(
+            f"{where}: {OPT_IN} cannot be set in a file; opt in on the command line "
+            f"(--allow-imports) or in Python ({OPT_IN}=True)"
+        )
+    skip = (*skip, OPT_IN)
     func = target.__init__ if inspect.isclass(target) else target
     sig = inspect.signature(func)
     try:
@@ -106,8 +184,16 @@ def validate_options(
     return {k: getattr(validated, k) for k in options}
 
 
-def load_yaml_model(path: str | os.PathLike[str], model: type[M], what: str, keys: str) -> M:
+def load_yaml_model(
+    path: str | os.PathLike[str],
+    model: type[M],
+    what: str,
+    keys: str,
+    overrides: Sequence[str] = (),
+) -> M:
     """Read a YAML file and validate it as ``model``; errors name the file and the key.
+
+    ``overrides`` (``dotted.key=value``) are applied before validation.
 
     Raises:
         DataNotFoundError: the file does not exist.
@@ -122,6 +208,7 @@ def load_yaml_model(path: str | os.PathLike[str], model: type[M], what: str, key
         raise ConfigError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping with keys {keys}")
+    data = apply_overrides(data, overrides)
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -130,17 +217,23 @@ def load_yaml_model(path: str | os.PathLike[str], model: type[M], what: str, key
         ) from None
 
 
-def load_config(path: str | os.PathLike[str]) -> TuneConfig:
-    """Read and validate a tuning YAML file."""
-    return load_yaml_model(path, TuneConfig, "config", "problem, strategy, budget, ...")
+def load_config(path: str | os.PathLike[str], overrides: Sequence[str] = ()) -> TuneConfig:
+    """Read and validate a tuning YAML file (with ``dotted.key=value`` overrides)."""
+    return load_yaml_model(path, TuneConfig, "config", "problem, strategy, budget, ...", overrides)
 
 
-def build_problem(section: Section) -> Problem:
-    """The problem a section names, its options validated."""
+def build_problem(section: Section, *, allow_imports: bool = False) -> Problem:
+    """The problem a section names, its options validated.
+
+    ``allow_imports`` is the user's opt-in to the Python code the section names (passed
+    to factories that take it; a file cannot set it).
+    """
     factory, extra = problem_factory(section.name)
     options = validate_options(
         factory, section.options, f"problem ({section.name})", skip=tuple(extra)
     )
+    if OPT_IN in inspect.signature(factory).parameters:
+        options[OPT_IN] = allow_imports
     return factory(**extra, **options)
 
 

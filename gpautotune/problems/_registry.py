@@ -26,6 +26,8 @@ _BUILTIN: dict[str, str] = {
     "constrained-bits": "gpautotune.problems.synthetic:ConstrainedBitsProblem",
     "quantization-digits": "gpautotune.problems.quantization:digits_problem",
     "spapt/*": "gpautotune.problems.spapt:SpaptProblem",
+    "opencl-kernel": "gpautotune.problems.kernel:opencl_kernel",
+    "c-kernel": "gpautotune.problems.kernel:c_kernel",
 }
 _REGISTERED: dict[str, Callable[..., Problem]] = {}
 

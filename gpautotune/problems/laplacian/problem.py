@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from gpautotune.exceptions import DeviceError, SpaceError
+from gpautotune.exceptions import SpaceError
 from gpautotune.execution import IsolatedEvaluator
 from gpautotune.problems._base import Measurement, Problem, Status
-from gpautotune.problems.laplacian.devices import COMPILER_HINT, compiler_problem, select_device
 from gpautotune.problems.laplacian.generator import GeneratedKernel, generate_kernel
 from gpautotune.problems.laplacian.runner import LaplacianRunner
 from gpautotune.problems.laplacian.sizes import SizesLike, resolve_sizes
 from gpautotune.problems.laplacian.space import laplacian_space
+from gpautotune.problems.opencl import usable_device
 from gpautotune.space import Config
 
 __all__ = ["LaplacianProblem", "NAIVE_CONFIG", "K40C_OPTIMUM"]
@@ -93,17 +93,7 @@ class LaplacianProblem(Problem):
             int(seed),
             register_rule,
         )
-        self.device_info = select_device(platform, device)
-        problem = (
-            compiler_problem(self.device_info)
-            if platform is not None or device is not None
-            else None
-        )
-        if problem is not None:
-            raise DeviceError(
-                f"{self.device_info.label()} cannot build OpenCL kernels: {problem.splitlines()[0]}; "
-                f"{COMPILER_HINT}"
-            )
+        self.device_info = usable_device(platform, device)
         self._runner: LaplacianRunner | None = None
 
     def __getstate__(self) -> dict[str, Any]:

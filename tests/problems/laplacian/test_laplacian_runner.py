@@ -8,6 +8,7 @@ import pytest
 
 from gpautotune.problems import Status
 from gpautotune.problems.laplacian import generate_kernel
+from gpautotune.problems.opencl import REFUSED_METRIC
 
 # (vector_length, load_overlap, x components, y components, temporary_size, threads, lws_y,
 # vector_recompute): every width, both load modes, tails (x not a multiple of the width),
@@ -84,12 +85,13 @@ def test_a_broken_build_is_a_build_error_with_the_log(runner):
     assert m.metrics["source"] == broken.source
 
 
-def test_a_work_group_over_the_device_limit_is_a_run_error(runner):
+def test_a_work_group_over_the_kernel_limit_is_refused_before_launch(runner):
     kernel = generate_kernel(_config(*SPREAD[0]))
     too_big = dataclasses.replace(kernel, local_size=(2 * runner.device.max_work_group_size, 1))
     m = runner.measure(too_big)
-    assert m.status is Status.RUN_ERROR
-    assert "WORK_GROUP_SIZE" in m.error.upper() or "RESOURCES" in m.error.upper()
+    assert m.status is Status.INVALID and m.metrics[REFUSED_METRIC] is True
+    assert "refused before launch" in m.error and "kernel_times_s" not in m.metrics
+    assert str(m.metrics["kernel_max_work_group_size"]) in m.error
 
 
 def test_builds_are_cached_by_source(runner):
