@@ -1,5 +1,7 @@
 """gpautotune: Bayesian-optimization autotuning with Gaussian processes."""
 
+from typing import Any
+
 from gpautotune.exceptions import GPAutotuneError
 from gpautotune.problems import Measurement, Problem, Status
 from gpautotune.space import Space
@@ -24,4 +26,13 @@ __all__ = [
     "make_strategy",
     "register",
     "tune",
+    "tune_kernel",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "tune_kernel":  # imported on first use: the kernel problems are not needed to tune
+        from gpautotune.kernel import tune_kernel
+
+        return tune_kernel
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -30,6 +30,18 @@ app = typer.Typer(
 console = Console()
 err_console = Console(stderr=True)
 F = TypeVar("F", bound=Callable[..., Any])
+AllowImports = Annotated[
+    bool,
+    typer.Option(
+        "--allow-imports", help="let the file import the Python code it names (module:function)"
+    ),
+]
+Overrides = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set", help="override a key of the file, e.g. problem.sizes.n=4096 (repeatable)"
+    ),
+]
 
 
 def user_errors(fn: F) -> F:
@@ -70,18 +82,20 @@ def tune(
         str | None, typer.Option(help="trial journal (SQLite); re-using it resumes the run")
     ] = None,
     seed: Annotated[int | None, typer.Option(help="override the file's seed")] = None,
+    allow_imports: AllowImports = False,
+    set_: Overrides = None,
 ) -> None:
     """Tune the problem of CONFIG; re-running the same command resumes it."""
     from gpautotune.config import build_problem, build_strategy, load_config, warm_start_trials
     from gpautotune.tuner import tune as run_tune
 
-    cfg = load_config(config)
+    cfg = load_config(config, set_ or ())
     updates = {
         k: v for k, v in {"budget": budget, "storage": db, "seed": seed}.items() if v is not None
     }
     cfg = cfg.model_copy(update=updates)
     with console.status(f"preparing {cfg.problem.name}"):
-        problem = build_problem(cfg.problem)
+        problem = build_problem(cfg.problem, allow_imports=allow_imports)
         strategy = build_strategy(cfg.strategy, problem, cfg.seed)
     storage = cfg.storage_path()
     console.print(
@@ -144,9 +158,15 @@ def _progress() -> Progress:
 def _summary(problem: Any, result: Any) -> None:
     from collections import Counter
 
-    counts = Counter(t.status.value for t in result.trials if t.counts_in_budget)
+    from gpautotune.problems.opencl import refused_launches
+
+    counted = [t for t in result.trials if t.counts_in_budget]
+    counts = Counter(t.status.value for t in counted)
+    refused = refused_launches(counted)
     console.print(
-        f"{result.used} evaluations: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        f"{result.used} evaluations: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        + (f" ({refused} refused before launch)" if refused else "")
     )
     best = result.best
     if best is None:
@@ -218,28 +238,50 @@ def export(
     db: Annotated[Path, typer.Argument(help="trial journal")],
     csv: Annotated[Path | None, typer.Option(help="write a CSV file")] = None,
     parquet: Annotated[Path | None, typer.Option(help="write a Parquet file")] = None,
+    t4: Annotated[
+        Path | None, typer.Option(help="write one run as a T4 results file (JSON)")
+    ] = None,
+    validate: Annotated[
+        bool, typer.Option(help="check the T4 file against its schema (needs jsonschema)")
+    ] = False,
     run: Annotated[int | None, typer.Option(help="only this run id")] = None,
 ) -> None:
-    """Export the trials of a journal as CSV and/or Parquet."""
-    from gpautotune.storage import Journal, export_table
+    """Export the trials of a journal as CSV, Parquet and/or T4 (Kernel Tuner's results format)."""
+    from gpautotune.storage import Journal, export_t4, export_table
 
     if not db.is_file():
         raise GPAutotuneError(f"journal {str(db)!r} does not exist")
-    if csv is None and parquet is None:
-        raise GPAutotuneError("give --csv PATH and/or --parquet PATH")
+    if csv is None and parquet is None and t4 is None:
+        raise GPAutotuneError("give --csv PATH, --parquet PATH and/or --t4 PATH")
     journal = Journal(db)
     for path in (csv, parquet):
         if path is not None:
             console.print(f"wrote {export_table(journal, path, run)}")
+    if t4 is not None:
+        console.print(f"wrote {export_t4(journal, t4, run, validate=validate)}")
 
 
 @app.command()
 @user_errors
-def space(config: Annotated[Path, typer.Argument(help="YAML tuning file")]) -> None:
-    """Describe the search space of CONFIG: parameters, raw size, valid count."""
+def space(
+    config: Annotated[
+        Path, typer.Argument(help="YAML tuning file, or a Kernel Tuner cache / T4 file")
+    ],
+    allow_imports: AllowImports = False,
+    set_: Overrides = None,
+) -> None:
+    """Describe the search space of CONFIG: parameters, raw size, valid count (and, for a
+    replayed Kernel Tuner cache or T4 file, the failed rows)."""
     from gpautotune.config import build_problem, load_config
 
-    problem = build_problem(load_config(config).problem)
+    if config.name.endswith((".json", ".json.gz")):
+        from gpautotune.problems.kt_cache import kt_cache_problem
+
+        problem = kt_cache_problem(config)
+    else:
+        problem = build_problem(
+            load_config(config, set_ or ()).problem, allow_imports=allow_imports
+        )
     sp = problem.space
     table = Table(title=f"{problem.name}: {sp.dims} parameters")
     table.add_column("parameter")
@@ -253,7 +295,8 @@ def space(config: Annotated[Path, typer.Argument(help="YAML tuning file")]) -> N
             if len(levels) <= 12
             else f"{_fmt(levels[0])} .. {_fmt(levels[-1])} ({len(levels)})"
         )
-        table.add_row(p.name, d["kind"], shown)
+        kind = d["kind"] + (f" ({d['scale']})" if d.get("scale") in ("log2", "linear") else "")
+        table.add_row(p.name, kind, shown)
     console.print(table)
     for c in sp.constraints:
         console.print(f"  constraint: {c.text}")
@@ -272,13 +315,33 @@ def space(config: Annotated[Path, typer.Argument(help="YAML tuning file")]) -> N
             f"valid: about {count.estimate:.3e} (95% CI {count.low:.3e} .. {count.high:.3e}; "
             f"{count.fraction:.3%} of raw, estimated from samples)"
         )
+    _failed_rows(problem)
+
+
+def _failed_rows(problem: Any) -> None:
+    """The failed rows of a replayed file (each costs an evaluation when proposed)."""
+    failures = getattr(problem, "failures", None)
+    if failures is None:
+        return
+    constants = ", ".join(f"{k}={v}" for k, v in getattr(problem, "constants", {}).items())
+    if constants:
+        console.print(f"constants (single-level keys, not tuned): {constants}")
+    kinds = ", ".join(f"{s.value} {n:,}" for s, n in failures.items())
+    console.print(
+        f"failed: {problem.failed_rows:,} of the valid rows{f' ({kinds})' if kinds else ''}"
+    )
+    violating, examples = getattr(problem, "violations", (0, []))
+    if violating:
+        console.print(
+            f"rows violating the restrictions (left out): {violating:,}, e.g. {examples[0]}"
+        )
 
 
 @app.command()
 @user_errors
 def devices() -> None:
     """List OpenCL platforms and devices, and whether each can build kernels."""
-    from gpautotune.problems.laplacian.devices import compiler_problem, list_devices
+    from gpautotune.problems.opencl import compiler_problem, list_devices
 
     table = Table(title="OpenCL devices")
     for col in (

@@ -7,6 +7,10 @@ A tuning file::
     budget: 120
     seed: 1
     storage: results/laplacian.db              # default: results/<problem>-<strategy>.db
+
+A YAML file never imports or calls code it names unless the user opts in outside the
+file (``--allow-imports`` on the command line, ``allow_imports=True`` in Python): see
+:func:`import_object`.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import importlib
 import inspect
 import os
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -23,18 +27,52 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from gpautotune.exceptions import ConfigError, DataNotFoundError, format_validation_error
-from gpautotune.problems import Problem, problem_factory
+from gpautotune.problems import OPT_IN, Problem, import_object, problem_factory
 from gpautotune.space import Space
 from gpautotune.storage import import_csv
 from gpautotune.strategies import Strategy, strategy_class
 
 M = TypeVar("M", bound=BaseModel)
 
+
+def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
+    """``data`` with ``dotted.key=value`` overrides set (values read as YAML scalars).
+
+    ``problem.sizes.n=4096`` sets ``data["problem"]["sizes"]["n"] = 4096``, creating
+    mappings on the way.
+
+    Raises:
+        ConfigError: an override without ``=`` or a key through something not a mapping.
+    """
+    out = dict(data)
+    for item in overrides:
+        path, sep, text = item.partition("=")
+        keys = [k for k in path.strip().split(".") if k]
+        if not sep or not keys:
+            raise ConfigError(f"override {item!r} is not KEY.PATH=VALUE")
+        node = out
+        for depth, k in enumerate(keys[:-1]):
+            child = node.get(k, {})
+            if not isinstance(child, dict):
+                raise ConfigError(
+                    f"override {item!r}: {'.'.join(keys[: depth + 1])} is not a mapping"
+                )
+            node[k] = node = dict(child)
+        try:
+            node[keys[-1]] = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"override {item!r}: the value is not valid YAML: {exc}") from None
+    return out
+
+
 __all__ = [
     "Section",
     "TuneConfig",
     "load_config",
     "validate_options",
+    "import_object",
+    "apply_overrides",
+    "OPT_IN",
     "build_problem",
     "build_strategy",
     "check_problem",
@@ -81,6 +119,12 @@ def validate_options(
     Raises:
         ConfigError: an unknown key (listing the allowed ones) or a value of the wrong type.
     """
+    if OPT_IN in options:
+        raise ConfigError(
+            f"{where}: {OPT_IN} cannot be set in a file; opt in on the command line "
+            f"(--allow-imports) or in Python ({OPT_IN}=True)"
+        )
+    skip = (*skip, OPT_IN)
     func = target.__init__ if inspect.isclass(target) else target
     sig = inspect.signature(func)
     try:
@@ -108,8 +152,16 @@ def validate_options(
     return {k: getattr(validated, k) for k in options}
 
 
-def load_yaml_model(path: str | os.PathLike[str], model: type[M], what: str, keys: str) -> M:
+def load_yaml_model(
+    path: str | os.PathLike[str],
+    model: type[M],
+    what: str,
+    keys: str,
+    overrides: Sequence[str] = (),
+) -> M:
     """Read a YAML file and validate it as ``model``; errors name the file and the key.
+
+    ``overrides`` (``dotted.key=value``) are applied before validation.
 
     Raises:
         DataNotFoundError: the file does not exist.
@@ -124,6 +176,7 @@ def load_yaml_model(path: str | os.PathLike[str], model: type[M], what: str, key
         raise ConfigError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping with keys {keys}")
+    data = apply_overrides(data, overrides)
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -132,9 +185,9 @@ def load_yaml_model(path: str | os.PathLike[str], model: type[M], what: str, key
         ) from None
 
 
-def load_config(path: str | os.PathLike[str]) -> TuneConfig:
-    """Read and validate a tuning YAML file."""
-    return load_yaml_model(path, TuneConfig, "config", "problem, strategy, budget, ...")
+def load_config(path: str | os.PathLike[str], overrides: Sequence[str] = ()) -> TuneConfig:
+    """Read and validate a tuning YAML file (with ``dotted.key=value`` overrides)."""
+    return load_yaml_model(path, TuneConfig, "config", "problem, strategy, budget, ...", overrides)
 
 
 def _problem_factory(
@@ -171,11 +224,20 @@ def check_problem(
     return validate_options(factory, section.options, where, skip=tuple(extra))
 
 
-def build_problem(section: Section, *, factory_names: bool = False) -> Problem:
+def build_problem(
+    section: Section, *, factory_names: bool = False, allow_imports: bool = False
+) -> Problem:
     """The problem a section names: a registry name or, with ``factory_names`` (comparison
-    files), a ``package.module:factory`` to import."""
+    files), a ``package.module:factory`` to import.
+
+    ``allow_imports`` is the user's opt-in to the Python code the section names (passed
+    to factories that take it; a file cannot set it).
+    """
     factory, extra = _problem_factory(section.name, factory_names)
-    return factory(**extra, **check_problem(section, factory_names=factory_names))
+    options = check_problem(section, factory_names=factory_names)
+    if OPT_IN in inspect.signature(factory).parameters:
+        options[OPT_IN] = allow_imports
+    return factory(**extra, **options)
 
 
 def check_strategy(section: Section, where: str | None = None) -> None:

@@ -78,8 +78,10 @@ __all__ = [
 
 
 def history_frame(trials: Sequence[Trial], policies: PolicySpace) -> pd.DataFrame:
-    """One row per trial: number, status, value (accuracy loss), top1, top5, size_bytes,
-    mean_bits, duration_s, source, then one column of bits per layer (module names)."""
+    """One row per trial: number, status, value (the objective: the accuracy loss, plus the
+    size term with a size weight), top1, top5, size_bytes, mean_bits, accuracy_loss,
+    size_fraction (of the 8-bit size), duration_s, source, then one column of bits per
+    layer (module names)."""
     rows = []
     for t in trials:
         m = t.measurement.metrics
@@ -92,6 +94,8 @@ def history_frame(trials: Sequence[Trial], policies: PolicySpace) -> pd.DataFram
             "top5": m.get("top5"),
             "size_bytes": m.get("size_bytes"),
             "mean_bits": m.get("mean_bits"),
+            "accuracy_loss": m.get("accuracy_loss"),
+            "size_fraction": m.get("size_fraction"),
             "duration_s": t.duration_s,
             "source": t.source,
         }
@@ -124,7 +128,7 @@ class PolicyResult:
 
     @property
     def accuracy_loss(self) -> float:
-        """``reference_accuracy - accuracy``, the minimised objective."""
+        """``reference_accuracy - accuracy`` (the minimised objective without a size weight)."""
         return self.reference_accuracy - self.accuracy
 
     def apply(self, model: nn.Module, *, device: str | torch.device | None = None) -> nn.Module:
@@ -143,7 +147,7 @@ def search_policy(
     model: nn.Module,
     val_loader: Iterable[Any],
     *,
-    size_limit: int | float,
+    size_limit: int | float | None,
     bits: BitsSpec = range(1, 9),
     budget: int = 245,
     n_init: int = 64,
@@ -157,13 +161,16 @@ def search_policy(
     method: str = "uniform",
     metric: str = "top1",
     callback: Callable[[Trial, Any], None] | None = None,
+    size_weight: float = 0.0,
 ) -> PolicyResult:
-    """Search a per-layer weight bit-width policy that keeps accuracy under a size limit.
+    """Search a per-layer weight bit-width policy that keeps accuracy under a size limit
+    (or trades accuracy for size: ``size_weight``).
 
     Args:
         model: a trained classifier.
         val_loader: validation batches ``(inputs, targets)``.
-        size_limit: bytes (int) or a fraction of the float32 weight size (float < 1).
+        size_limit: bytes (int), a fraction of the float32 weight size (float < 1), or
+            None for no limit (size in the objective only).
         bits: allowed bit widths, for all layers or per layer name.
         budget: policies evaluated.
         n_init: initial (space-filling) policies, for strategies that take ``n_init``.
@@ -177,6 +184,9 @@ def search_policy(
         method: ``"uniform"`` or ``"kmeans"``.
         metric: ``"top1"`` or ``"top5"`` for the objective.
         callback: ``callback(trial, run)`` after each stored trial (progress).
+        size_weight: weight of the size term in the objective (seed 003 §13.6.3;
+            :class:`~gpautotune.problems.quantization.QuantizationProblem`); 0 minimises
+            the accuracy loss only.
 
     Raises:
         GPAutotuneError: no policy could be evaluated.
@@ -192,6 +202,7 @@ def search_policy(
         train_loader=train_loader,
         metric=metric,
         device=device,
+        size_weight=size_weight,
     )
     options = {"n_init": n_init} if "n_init" in strategy_options(strategy) else {}
     result = tune(

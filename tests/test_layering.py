@@ -27,7 +27,11 @@ LAYERS: list[tuple[str, ...]] = [
     ("problems",),
     ("strategies",),
     ("tuner",),
-    ("config", "quantization"),  # the API layer: building runs from files, library entries
+    (
+        "config",
+        "quantization",
+        "kernel",
+    ),  # the API layer: building runs from files, library entries
     ("comparison",),  # comparison files and their Dask orchestration
     ("analysis",),  # reports and explanations of stored runs
     ("cli", "__init__"),

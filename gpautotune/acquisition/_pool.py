@@ -114,8 +114,9 @@ class CandidatePool:
         if self._all is not None:
             rows = self._all[~seen(self._all)]
             return rows, scorer(rows), np.full(len(rows), ALL)
-        # Best effort: on spaces whose valid fraction is tiny (SPAPT's dgemv3: ~2e-4) the
-        # sample holds what 2^20 raw points give; neighbourhoods and backlog fill the rest.
+        # Sparse spaces (SPAPT's dgemv3: ~2e-4 valid) are sampled per constraint group
+        # (space/_plan.py) and fill the sample; only a space whose constraints tie every
+        # factor together, with a tiny valid fraction, gets what 2^20 raw points hold.
         sample = sample_index(
             self.space,
             self.sample_size,

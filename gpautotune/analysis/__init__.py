@@ -13,7 +13,14 @@ from gpautotune.analysis._stats import (
     verdict,
 )
 from gpautotune.analysis._summary import ComparisonReport, RandomBaseline, analyse, random_baseline
-from gpautotune.analysis._willemsen import expected_random_best, willemsen_score
+from gpautotune.analysis._willemsen import (
+    expected_random_best,
+    expected_rank_random_best,
+    median_run_curve,
+    methodology_score,
+    random_best_moments,
+    willemsen_score,
+)
 from gpautotune.analysis.explain import strategy_indices
 from gpautotune.sensitivity import (
     Domain,
@@ -43,10 +50,14 @@ __all__ = [
     "compare_samples",
     "describe",
     "expected_random_best",
+    "expected_rank_random_best",
     "load_runs",
     "markdown",
     "mean_ci",
+    "median_run_curve",
+    "methodology_score",
     "random_baseline",
+    "random_best_moments",
     "sobol_indices",
     "strategy_indices",
     "summary_table",

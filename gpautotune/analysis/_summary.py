@@ -73,7 +73,8 @@ def random_baseline(
     info: ProblemInfo, groups: Sequence[Group], horizon: int
 ) -> RandomBaseline | None:
     """The exact expectation from the problem's measured table when the catalog can
-    rebuild a problem that has one (``measured_values()``: replay problems), else the mean
+    rebuild a problem that has one (``measured_values()``: replay problems; failed rows,
+    ``failed_rows``, cost draws), else the mean
     curve of the journal's ``random`` runs; None without a known optimum."""
     if info.optimum is None:
         return None
@@ -83,9 +84,10 @@ def random_baseline(
 
             problem = build_problem(Section(**info.section), factory_names=True)
             values = getattr(problem, "measured_values", None)
+            failures = int(getattr(problem, "failed_rows", 0))
             if callable(values):
                 return RandomBaseline(
-                    expected_random_best(values(), np.arange(1, horizon + 1)),
+                    expected_random_best(values(), np.arange(1, horizon + 1), failures=failures),
                     "exact (measured table)",
                 )
         except Exception as exc:  # noqa: BLE001 - e.g. the table is not on this machine: fall back

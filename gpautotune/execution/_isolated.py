@@ -6,14 +6,21 @@ A driver crash or a hung kernel must cost one trial, not the run. The worker is 
 serves evaluations one at a time over a pipe. When no result arrives within
 ``timeout_s`` the worker is killed and the trial is a ``timeout``; when it dies, a
 ``run_error``. The next evaluation starts a fresh worker.
+
+``spawn`` normally runs the parent's main script again in the worker, which for a user
+script without an ``if __name__ == "__main__":`` guard would start the whole tuning run
+there; the worker skips it unless the pickled problem refers to ``__main__``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing as mp
 import pickle
+import sys
 import traceback
+from collections.abc import Iterator
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -29,6 +36,27 @@ _log = logging.getLogger(__name__)
 
 class _WorkerLost(Exception):
     """The worker died or did not answer; the message says how."""
+
+
+_GUARD_HINT = (
+    '; a script whose functions the problem uses needs an `if __name__ == "__main__":` guard'
+)
+
+
+@contextlib.contextmanager
+def _main_script_skipped(skip: bool) -> Iterator[None]:
+    """While a worker is spawned, hide the main script from ``spawn`` when ``skip``."""
+    main = sys.modules.get("__main__")
+    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if main and k in main.__dict__}
+    if not skip or main is None or not saved:
+        yield
+        return
+    main.__dict__.pop("__file__", None)
+    main.__spec__ = None
+    try:
+        yield
+    finally:
+        main.__dict__.update(saved)
 
 
 def _evaluate_here(problem: Evaluable | None, config: Config) -> Measurement:
@@ -139,10 +167,16 @@ class IsolatedEvaluator(Evaluator):
                 f"{type(problem).__name__} cannot be sent to a worker process (not picklable: {exc});"
                 " evaluate it in-process instead"
             ) from None
+        needs_main = b"__main__" in payload
         if not self.alive:
-            self._start()
+            self._start(needs_main)
         assert self._conn is not None
-        self._conn.send(("problem", payload))
+        try:
+            self._conn.send(("problem", payload))
+        except OSError:
+            code = self._kill()
+            hint = _GUARD_HINT if needs_main else ""
+            raise _WorkerLost(f"the worker died on start (exit code {code}){hint}") from None
         if not self._conn.poll(self.startup_timeout_s):
             self._kill()
             raise _WorkerLost(
@@ -160,13 +194,13 @@ class IsolatedEvaluator(Evaluator):
         self._problem = problem
         return self._conn
 
-    def _start(self) -> None:
+    def _start(self, needs_main: bool = True) -> None:
         ctx = mp.get_context("spawn")
         parent, child = ctx.Pipe(duplex=True)
-        self._process = ctx.Process(
-            target=_serve, args=(child,), daemon=True, name="gpautotune-worker"
-        )
-        self._process.start()
+        process = ctx.Process(target=_serve, args=(child,), daemon=True, name="gpautotune-worker")
+        with _main_script_skipped(not needs_main):
+            process.start()
+        self._process = process
         child.close()
         self._conn, self._problem = parent, None
         self.workers_started += 1

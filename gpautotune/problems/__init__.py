@@ -3,6 +3,7 @@
 from gpautotune.measurement import Measurement, Status
 from gpautotune.problems._base import Problem
 from gpautotune.problems._data import find_data
+from gpautotune.problems._imports import OPT_IN, import_object
 from gpautotune.problems._registry import (
     available_problems,
     make_problem,
@@ -13,6 +14,7 @@ from gpautotune.problems.replay import ReplayProblem, laplacian_replay
 from gpautotune.problems.synthetic import BoothProblem, ConstrainedBitsProblem, ScreeningProblem
 
 __all__ = [
+    "OPT_IN",
     "BoothProblem",
     "ConstrainedBitsProblem",
     "Measurement",
@@ -22,6 +24,7 @@ __all__ = [
     "Status",
     "available_problems",
     "find_data",
+    "import_object",
     "laplacian_replay",
     "make_problem",
     "problem_factory",

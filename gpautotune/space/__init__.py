@@ -2,6 +2,7 @@
 
 from gpautotune.space._constraints import Constraint, Derived
 from gpautotune.space._expressions import Expression, compile_expression
+from gpautotune.space._membership import RowSet
 from gpautotune.space._parameters import (
     Boolean,
     Categorical,
@@ -28,6 +29,7 @@ __all__ = [
     "Parameter",
     "PowerOfTwo",
     "Real",
+    "RowSet",
     "Space",
     "ValidCount",
     "compile_expression",
