@@ -38,7 +38,8 @@ class Strategy(ABC):
     :meth:`_observe`; a strategy with options declares them as its :attr:`Settings`
     dataclass (see :mod:`gpautotune.strategies._settings`). The base class checks the
     options into :attr:`options`, and keeps the trials told so far, the keys of every
-    configuration already measured or proposed (never proposed twice), and a seeded
+    configuration already measured or proposed (never proposed twice), the configurations
+    still being evaluated (:attr:`pending`, given to :meth:`ask`) and a seeded
     :class:`numpy.random.Generator`.
 
     Args:
@@ -62,13 +63,27 @@ class Strategy(ABC):
         self.rng = np.random.default_rng(seed)
         self.trials: list[Trial] = []
         self._seen: set[Any] = set()
+        #: Index rows of the configurations in flight at the last :meth:`ask` (asked,
+        #: not yet told); strategies with a model condition on them in :meth:`_propose`.
+        self.pending: np.ndarray = np.empty((0, space.dims))
 
     # ------------------------------------------------------------ protocol
-    def ask(self, n: int = 1) -> list[Proposal]:
+    def ask(self, n: int = 1, *, pending: Sequence[Mapping[str, Any]] = ()) -> list[Proposal]:
         """Up to ``n`` new, distinct, valid configurations; fewer (or none) when the
-        strategy has nothing more to propose (exhausted space, converged search)."""
+        strategy has nothing more to propose (exhausted space, converged search).
+
+        Args:
+            n: how many configurations.
+            pending: configurations being evaluated (asked earlier, not told yet, e.g. on
+                other workers, or in flight when a run was stopped): never proposed, and
+                strategies with a model condition on them (:attr:`pending`).
+        """
         if n < 1:
             return []
+        self.pending = (
+            self.space.to_index(list(pending)) if pending else np.empty((0, self.space.dims))
+        )
+        self.mark_seen(self.pending)
         proposals = self._propose(n)[:n]
         for p in proposals:
             self._seen.add(self._key(p.config))

@@ -9,7 +9,9 @@ The seeds' method (seed 003 §4.2, figure 13.4), on BoTorch/GPyTorch:
    when the space can be enumerated, otherwise a constrained Sobol sample, the
    neighbourhoods of the 3 best points and a backlog of earlier high-EI candidates;
 4. ``ask(q)`` picks ``q`` distinct configurations greedily, each after conditioning the
-   GP on the previous picks at their posterior mean (the "kriging believer");
+   GP on the previous picks at their posterior mean (the "kriging believer"); the
+   configurations still in flight (``ask(q, pending=...)``: asynchronous workers) are
+   conditioned on the same way before the first pick;
 5. after ``stall`` (7) measurements without a new best, one step *escapes*: LCB with a
    large kappa over the one-parameter moves of the best configuration (a pattern-search
    poll), the parameters taken in turn. With it (and the Laplacian space's model inputs),
@@ -250,6 +252,8 @@ class GPRStrategy(Strategy):
         best_f = float(self.gp.transform(y).min())
         feasible = self._feasibility_model()
         model = self.gp.model
+        if len(self.pending):  # configurations still being evaluated elsewhere
+            model, best_f = self._believe(model, self.pending, best_f)
         picked: list[int] = []
         picks: list[ModelPick] = []
         rows = scores = sources = np.empty(0)
@@ -280,12 +284,8 @@ class GPRStrategy(Strategy):
             best = int(np.argmax(scores))
             picked.append(best)
             picks.append(ModelPick(str(sources[best]), float(scores[best]), escape and q == 0))
-            if q + 1 < n:  # kriging believer: condition on the pick at its posterior mean
-                x = torch.as_tensor(self.features(rows[best][None, :]), dtype=torch.float64)
-                with torch.no_grad():
-                    mean = model.posterior(x).mean
-                model = model.condition_on_observations(x, mean.reshape(1, 1))
-                best_f = min(best_f, float(mean))
+            if q + 1 < n:
+                model, best_f = self._believe(model, rows[best][None, :], best_f)
         if not escape:  # an escape step's LCB scores say nothing of the backlog's EI
             self.pool.keep_backlog(rows, scores, np.array(picked, dtype=int))
         acq_s = time.perf_counter() - t0
@@ -304,9 +304,21 @@ class GPRStrategy(Strategy):
             "noise": report.noise,
             "pool": counts,
             "n_train": len(y),
+            **({"n_pending": len(self.pending)} if len(self.pending) else {}),
         }
         configs = self.space.to_configs(rows[picked]) if picked else []
         return [Proposal(c, {**common, **p.info()}) for c, p in zip(configs, picks, strict=True)]
+
+    def _believe(self, model: Any, rows: np.ndarray, best_f: float) -> tuple[Any, float]:
+        """The kriging believer: ``model`` conditioned on ``rows`` (index rows not measured:
+        earlier picks of the batch, configurations in flight) at its posterior mean there,
+        and the incumbent lowered to the lowest of those means."""
+        x = torch.as_tensor(self.features(rows), dtype=torch.float64)
+        with torch.no_grad():
+            mean = model.posterior(x).mean
+        return model.condition_on_observations(x, mean.reshape(-1, 1)), min(
+            best_f, float(mean.min())
+        )
 
     def _observe(self, trials: Sequence[Trial]) -> None:
         start = len(self.trials) - len(trials)

@@ -15,7 +15,7 @@ import pytest
 
 from gpautotune.problems import ConstrainedBitsProblem, Measurement, Problem, Status
 from gpautotune.space import Boolean, IntRange, Space
-from gpautotune.strategies import available_strategies
+from gpautotune.strategies import available_strategies, make_strategy
 from gpautotune.tuner import tune
 
 STRATEGIES = available_strategies()
@@ -136,3 +136,21 @@ def test_flaky_grid_is_what_the_suite_assumes() -> None:
     valid = problem.space.enumerate()
     outcomes = [problem.evaluate(c).ok for c in valid]
     assert 100 < len(valid) < 200 and 0.2 < 1 - np.mean(outcomes) < 0.5
+
+
+@pytest.mark.parametrize("name", STRATEGIES)
+def test_pending_configurations_are_never_proposed(name: str) -> None:
+    problem = FlakyGrid()
+    space = problem.space
+
+    def strategy():
+        return make_strategy(name, space, seed=5, **FAST.get(name, {}))
+
+    pending = [p.config for p in strategy().ask(4)]
+    # a strategy that did not propose them (a resumed run) skips them all the same
+    fresh = strategy()
+    later = [p.config for p in fresh.ask(6, pending=pending)]
+    assert len(fresh.pending) == len(pending)
+    if later:
+        keys = set(space.row_keys(space.to_index(pending)).tolist())
+        assert not keys & set(space.row_keys(space.to_index(later)).tolist())
