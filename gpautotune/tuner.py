@@ -159,6 +159,13 @@ class TuningRun:
             self.trials = list(warm)
         self._measured = {self.strategy._key(t.config) for t in self.trials}
         self._pending: dict[Any, Proposal] = {}
+        self._running: dict[Any, int] = {}  # key -> id of its running record
+        #: Configurations in flight when the run stopped: :meth:`ask` returns them first.
+        self.recovered = [
+            r
+            for r in self.journal.running(self.run_id)
+            if self.strategy._key(r.config) not in self._measured
+        ]
         if self.trials:
             _log.info("run %d: resuming with %d stored trials", self.run_id, len(self.trials))
             self.strategy.tell(self.trials)
@@ -176,14 +183,34 @@ class TuningRun:
     def best(self) -> Trial | None:
         return best_trial(self.trials)
 
-    def ask(self, n: int = 1) -> list[Config]:
-        """Up to ``n`` configurations to evaluate (never more than the budget left)."""
+    def ask(self, n: int = 1, *, record_running: bool = False) -> list[Config]:
+        """Up to ``n`` configurations to evaluate (never more than the budget left, the
+        configurations asked and not told yet included).
+
+        The configurations that were in flight when the run stopped (:attr:`recovered`)
+        come first; then the strategy's, which is told the ones still pending.
+
+        Args:
+            n: how many.
+            record_running: record each new configuration in the journal as running
+                before returning it (asynchronous loops), so that a run killed while it
+                is evaluated measures it again when resumed, once.
+        """
         if self.remaining is not None:
             n = min(n, self.remaining - len(self._pending))
         if n <= 0:
             return []
         out = []
-        for proposal in self.strategy.ask(n):
+        while self.recovered and len(out) < n:
+            record = self.recovered.pop(0)
+            key = self.strategy._key(record.config)
+            self._pending[key], self._running[key] = Proposal(record.config, record.info), record.id
+            out.append(dict(record.config))
+        if len(out) == n:
+            return out
+        pending = [p.config for p in self._pending.values()]
+        fresh = []
+        for proposal in self.strategy.ask(n - len(out), pending=pending):
             key = self.strategy._key(proposal.config)
             if key in self._measured or key in self._pending:
                 _log.warning(
@@ -191,8 +218,11 @@ class TuningRun:
                 )
                 continue
             self._pending[key] = proposal
-            out.append(dict(proposal.config))
-        return out
+            fresh.append((key, proposal))
+        if record_running and fresh:
+            ids = self.journal.add_running(self.run_id, [(p.config, p.info) for _, p in fresh])
+            self._running.update(zip((k for k, _ in fresh), ids, strict=True))
+        return out + [dict(p.config) for _, p in fresh]
 
     def tell(
         self,
@@ -201,8 +231,10 @@ class TuningRun:
         *,
         started_at: float | None = None,
         duration_s: float = 0.0,
+        info: Mapping[str, Any] | None = None,
     ) -> Trial:
-        """Store one result, then tell the strategy. A number means an ok measurement."""
+        """Store one result, then tell the strategy. A number means an ok measurement;
+        ``info`` is added to the trial's info (e.g. the worker that measured it)."""
         if not isinstance(measurement, Measurement):
             measurement = Measurement.success(float(measurement))
         key = self.strategy._key(config)
@@ -217,17 +249,24 @@ class TuningRun:
             number=len(self.trials),
             config=self.space.to_configs(self.space.to_index([config]))[0],
             measurement=measurement,
-            info=dict(proposal.info) if proposal else {"source": "user"},
+            info={**(dict(proposal.info) if proposal else {"source": "user"}), **(info or {})},
             started_at=time.time() if started_at is None else started_at,
             duration_s=duration_s,
         )
-        self.journal.add_trial(self.run_id, trial)  # durable before the strategy hears of it
+        running = self._running.pop(key, None)
+        # durable (and no longer running) before the strategy hears of it
+        self.journal.add_trials(
+            self.run_id, [trial], completes=() if running is None else [running]
+        )
         self.trials.append(trial)
         self._measured.add(key)
         self.strategy.tell([trial])
         return trial
 
     def finish(self) -> None:
+        """Mark the run finished (running records left, e.g. beyond a lowered budget, are
+        dropped)."""
+        self.journal.clear_running(self.run_id)
         self.journal.finish_run(self.run_id)
 
     def to_frame(self) -> pd.DataFrame:
@@ -247,14 +286,25 @@ def tune(
     evaluator: Evaluator | None = None,
     callback: Callable[[Trial, TuningRun], None] | None = None,
     label: str | None = None,
+    workers: int | None = None,
+    client: Any = None,
 ) -> TuneResult:
     """Minimise ``problem`` with ``strategy`` for ``budget`` evaluations.
 
     Re-running with the same problem, strategy, seed and storage resumes the stored run.
     ``callback(trial, run)`` is called after each stored trial (progress bars, logging).
+    With ``workers`` (a local Dask cluster of that many processes) or ``client`` (a
+    ``distributed.Client``), evaluations run asynchronously on Dask, one per worker slot
+    (:mod:`gpautotune.parallel`); each worker uses the problem's default evaluator.
     """
     if batch_size < 1:
         raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
+    parallel = workers is not None or client is not None
+    if parallel and (evaluator is not None or batch_size != 1):
+        raise ConfigError(
+            "evaluator and batch_size apply to sequential tuning; with workers, each worker"
+            " evaluates one configuration at a time with the problem's default evaluator"
+        )
     run = TuningRun(
         problem,
         strategy,
@@ -265,6 +315,11 @@ def tune(
         warm_start=warm_start,
         label=label,
     )
+    if parallel:
+        from gpautotune.parallel import tune_on_dask
+
+        tune_on_dask(run, problem, workers=workers, client=client, callback=callback)
+        return TuneResult(run.run_id, list(run.trials), budget, run.journal.path)
     evaluator = evaluator or problem.default_evaluator()
     try:
         while run.remaining:
