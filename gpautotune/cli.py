@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -84,8 +85,24 @@ def tune(
     seed: Annotated[int | None, typer.Option(help="override the file's seed")] = None,
     allow_imports: AllowImports = False,
     set_: Overrides = None,
+    workers: Annotated[
+        int | None, typer.Option(help="evaluate N configurations at once on local Dask workers")
+    ] = None,
+    scheduler: Annotated[
+        str | None, typer.Option(help="evaluate on the workers of a Dask scheduler (tcp://...)")
+    ] = None,
+    devices: Annotated[
+        str | None,
+        typer.Option(
+            help="one local worker per OpenCL device: PLATFORM:DEVICE,... (nvidia:0,nvidia:1)"
+        ),
+    ] = None,
 ) -> None:
-    """Tune the problem of CONFIG; re-running the same command resumes it."""
+    """Tune the problem of CONFIG; re-running the same command resumes it.
+
+    With --workers, --devices or --scheduler, evaluations run asynchronously on Dask:
+    one per worker, the strategy asked for the next configuration as each one finishes.
+    """
     from gpautotune.config import build_problem, build_strategy, load_config, warm_start_trials
     from gpautotune.tuner import tune as run_tune
 
@@ -101,8 +118,10 @@ def tune(
     console.print(
         f"[bold]{problem.name}[/] with [bold]{strategy.name}[/], budget {cfg.budget}, seed {cfg.seed}, journal {storage}"
     )
-    with _progress() as progress:
+    with _progress() as progress, _cluster(workers, scheduler, devices) as client:
         task = progress.add_task("tuning", total=cfg.budget, best="-")
+        if client is not None:
+            console.print(f"evaluating on the Dask workers of {client.scheduler.address}")
 
         def on_trial(trial: Any, run: Any) -> None:
             best = run.best
@@ -118,10 +137,41 @@ def tune(
             batch_size=cfg.batch_size,
             callback=on_trial,
             label=cfg.label,
+            client=client,
         )
         progress.update(task, completed=result.used)
     _summary(problem, result)
     _baseline_speedup(problem, result)
+
+
+def _cluster(
+    workers: int | None, scheduler: str | None, devices: str | None
+) -> AbstractContextManager[Any]:
+    """A Dask client when the command asks for workers, else None (sequential tuning)."""
+    if workers is None and scheduler is None and not devices:
+        return nullcontext(None)
+    from gpautotune.parallel import dask_client
+
+    selectors = [d.strip() for d in devices.split(",") if d.strip()] if devices else None
+    return dask_client(scheduler, workers, devices=selectors)
+
+
+def _spread(trials: list[Any]) -> None:
+    """Trials per Dask worker and per device (OpenCL problems), for parallel runs."""
+    from collections import Counter
+
+    workers = Counter(str(t.info["worker"]) for t in trials if "worker" in t.info)
+    if not workers:
+        return
+    devices = Counter(
+        " ".join(str(m[k]) for k in ("device", "device_index", "pci_bus") if k in m)
+        for m in (t.measurement.metrics for t in trials)
+        if "device" in m
+    )
+    for what, counts in (("worker", workers), ("device", devices)):
+        if counts:
+            listing = ", ".join(f"{k}: {n}" for k, n in sorted(counts.items()))
+            console.print(f"trials per {what}: {listing}", highlight=False)
 
 
 def _baseline_speedup(problem: Any, result: Any) -> None:
@@ -168,6 +218,7 @@ def _summary(problem: Any, result: Any) -> None:
         + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
         + (f" ({refused} refused before launch)" if refused else "")
     )
+    _spread(counted)
     best = result.best
     if best is None:
         console.print("[red]no successful evaluation[/]")
