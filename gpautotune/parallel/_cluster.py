@@ -13,6 +13,7 @@ evaluator does). Given ``devices``, each local worker gets its own OpenCL device
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -42,6 +43,7 @@ def device_workers(devices: Sequence[str]) -> dict[str, dict[str, Any]]:
                 "host": "127.0.0.1",
                 "env": {DEVICE_ENV: str(selector)},
                 "resources": {DEVICE_RESOURCE: 1},
+                "silence_logs": logging.WARNING,
             },
         }
         for i, selector in enumerate(devices)
@@ -99,6 +101,7 @@ def dask_client(
 def _local_cluster(workers: int, devices: Sequence[str] | None) -> SpecCluster:
     if devices:
         return SpecCluster(
+            silence_logs=logging.WARNING,
             workers=device_workers(devices),
             scheduler={
                 "cls": Scheduler,

@@ -140,3 +140,15 @@ def test_hardware_tasks_need_the_gpu_resource_of_device_workers(tmp_path):
             pool.close()
         result = tune(problem, "random", 6, seed=1, storage=tmp_path / "j.db", client=c)
     assert len({t.info["worker"] for t in result.trials}) == 2 and result.used == 6
+
+
+def test_a_configuration_that_kills_its_workers_becomes_a_run_error(tmp_path):
+    import dask
+
+    marker = tmp_path / "killed"
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        with dask_client(workers=2) as c:
+            result = tune(KillOnceBooth(str(marker), after=2), "sobol", 6, seed=1, client=c)
+    failed = [t for t in result.trials if not t.ok]
+    assert marker.is_file() and result.used == 6 and len(failed) == 1
+    assert "killed every Dask worker" in failed[0].measurement.error
