@@ -189,7 +189,11 @@ def match(args: argparse.Namespace) -> pd.DataFrame:
                     sim = simulated(name, n, seed, args.budget)
                     got = [sorted(t.config.items()) for t in real.trials]
                     same = next(
-                        (i for i, (a, b) in enumerate(zip(got, sim["configs"])) if a != b),
+                        (
+                            i
+                            for i, (a, b) in enumerate(zip(got, sim["configs"], strict=False))
+                            if a != b
+                        ),
                         len(got),
                     )
                     rows.append(

@@ -122,7 +122,9 @@ def _quiet() -> dict:
 def check(db: Path, budget: int, events: list[dict]) -> dict:
     configs = [json.loads(r[0]) for r in _query(db, "SELECT config FROM trials ORDER BY number")]
     keys = [json.dumps(c, sort_keys=True) for c in configs]
-    in_flight = {json.dumps(json.loads(c), sort_keys=True) for e in events for c in e.get("in_flight", [])}
+    in_flight = {
+        json.dumps(json.loads(c), sort_keys=True) for e in events for c in e.get("in_flight", [])
+    }
     return {
         "trials": len(keys),
         "budget": budget,
@@ -151,8 +153,18 @@ def main() -> None:
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="gpautotune-kill-"))
     db, config = folder / "kill.db", folder / "kill.yaml"
-    config.write_text(CONFIG.format(strategy=args.strategy, budget=args.budget, seed=args.seed, db=db))
-    command = [sys.executable, "-m", "gpautotune", "tune", str(config), "--workers", str(args.workers)]
+    config.write_text(
+        CONFIG.format(strategy=args.strategy, budget=args.budget, seed=args.seed, db=db)
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "gpautotune",
+        "tune",
+        str(config),
+        "--workers",
+        str(args.workers),
+    ]
     rng = np.random.default_rng(args.seed)
     events: list[dict] = []
     start = time.time()
@@ -166,7 +178,9 @@ def main() -> None:
     summary = {**check(db, args.budget, events), "wall_s": round(time.time() - start, 1)}
     summary["command"] = " ".join(command)
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / f"kill_{args.tag}.json").write_text(json.dumps({"summary": summary, "events": events}, indent=1))
+    (OUT / f"kill_{args.tag}.json").write_text(
+        json.dumps({"summary": summary, "events": events}, indent=1)
+    )
     print(json.dumps(summary, indent=1))
 
 

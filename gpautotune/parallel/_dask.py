@@ -16,6 +16,7 @@ only those workers get tasks.
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import pickle
 import threading
 import time
@@ -27,12 +28,13 @@ from typing import Any
 from distributed import Client, Future, KilledWorker, get_worker, wait
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from gpautotune.exceptions import ConfigError, GPAutotuneError
-from gpautotune.execution import Evaluation, Evaluator
+from gpautotune.exceptions import ConfigError, DeviceError, GPAutotuneError
+from gpautotune.execution import Evaluation, Evaluator, IsolatedEvaluator
 from gpautotune.measurement import Measurement, Status
 from gpautotune.parallel._cluster import DEVICE_RESOURCE, dask_client
 from gpautotune.parallel._loop import AskTellRun, Finished, run_parallel
 from gpautotune.problems import Problem
+from gpautotune.problems.opencl import DeviceInfo, assigned_device
 from gpautotune.space import Config
 from gpautotune.trial import Trial
 
@@ -42,8 +44,14 @@ _log = logging.getLogger(__name__)
 
 
 class ProblemPlugin(WorkerPlugin):
-    """The problem of a run on a worker: unpickled on first use, with one evaluator per
-    worker thread, closed when the plugin is removed (or the worker stops).
+    """The problem of a run on a worker, with one evaluator per worker thread, closed when
+    the plugin is removed (or the worker stops).
+
+    On setup, a problem that measures an OpenCL device (a ``device_info``) checks the
+    device this worker is given (:func:`~gpautotune.problems.opencl.assigned_device`),
+    and a problem evaluated in an isolated process checks that the worker may start one
+    (not a daemonic process): a worker that cannot measure fails the run with the reason
+    (no trial is spent on it).
 
     Args:
         payload: the pickled problem.
@@ -54,6 +62,26 @@ class ProblemPlugin(WorkerPlugin):
         self._local = threading.local()
         self._evaluators: list[Evaluator] = []
         self._lock = threading.Lock()
+        self.error: Exception | None = None
+
+    def setup(self, worker: Any) -> None:
+        problem = pickle.loads(self.payload)
+        if multiprocessing.current_process().daemon and isinstance(
+            problem.default_evaluator(), IsolatedEvaluator
+        ):
+            self.error = ConfigError(
+                f"worker {worker.address} runs in a daemonic process, which cannot start the"
+                f" evaluation process {type(problem).__name__} needs: start the Dask workers"
+                " with DASK_DISTRIBUTED__WORKER__DAEMON=False in their environment"
+            )
+            raise self.error
+        info = getattr(problem, "device_info", None)
+        if isinstance(info, DeviceInfo):
+            try:
+                assigned_device(info)
+            except DeviceError as exc:
+                self.error = DeviceError(f"worker {worker.address}: {exc}")
+                raise self.error from None
 
     def __getstate__(self) -> dict[str, Any]:
         return {"payload": self.payload}
@@ -63,6 +91,8 @@ class ProblemPlugin(WorkerPlugin):
 
     def evaluate(self, config: Config) -> Evaluation:
         """Evaluate ``config`` with this thread's problem and evaluator."""
+        if self.error is not None:
+            raise self.error
         if not hasattr(self._local, "problem"):
             problem = pickle.loads(self.payload)
             evaluator = problem.default_evaluator()
@@ -118,7 +148,11 @@ class DaskWorkers:
         self.plugin = f"gpautotune-problem-{uuid.uuid4().hex[:12]}"
         self._futures: dict[Future, int] = {}
         self._wait_for_workers()
-        client.register_plugin(ProblemPlugin(payload), name=self.plugin)
+        try:
+            client.register_plugin(ProblemPlugin(payload), name=self.plugin)
+        except GPAutotuneError as exc:
+            self.close()
+            raise type(exc)(str(exc)) from None
         if resources is None and problem.measures_hardware and self._capacity(DEVICE_RESOURCE):
             resources = {DEVICE_RESOURCE: 1}
         self.resources = dict(resources or {})

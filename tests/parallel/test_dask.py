@@ -152,3 +152,50 @@ def test_a_configuration_that_kills_its_workers_becomes_a_run_error(tmp_path):
     failed = [t for t in result.trials if not t.ok]
     assert marker.is_file() and result.used == 6 and len(failed) == 1
     assert "killed every Dask worker" in failed[0].measurement.error
+
+
+class _DeviceBooth(SlowBooth):
+    """A Booth that claims to measure an OpenCL device (its ``device_info``)."""
+
+    def __init__(self, device_info) -> None:
+        super().__init__(delay_s=0.0, hardware=True)
+        self.device_info = device_info
+
+
+def test_a_worker_given_a_device_of_another_model_stops_the_run_before_any_trial(tmp_path):
+    import dataclasses
+
+    from gpautotune.exceptions import DeviceError
+    from gpautotune.problems.opencl import select_device
+
+    try:
+        device = select_device()
+    except DeviceError as exc:
+        pytest.skip(f"no OpenCL device: {exc}")
+    problem = _DeviceBooth(dataclasses.replace(device, device="Some Other GPU"))
+    selector = f"{device.platform_index}:{device.device_index}"
+    db = tmp_path / "j.db"
+    with dask_client(devices=[selector]) as c, pytest.raises(DeviceError, match="Some Other GPU"):
+        tune(problem, "random", 4, seed=1, storage=db, client=c)
+    assert _count(db, "trials") == 0
+
+
+class _IsolatedBooth(SlowBooth):
+    """A Booth evaluated in an isolated process (like the OpenCL kernels)."""
+
+    def default_evaluator(self):
+        from gpautotune.execution import IsolatedEvaluator
+
+        return IsolatedEvaluator(timeout_s=30)
+
+
+def test_daemonic_workers_are_refused_for_problems_evaluated_in_their_own_process():
+    from distributed import Client, LocalCluster
+
+    from gpautotune.exceptions import ConfigError
+
+    with LocalCluster(n_workers=1, processes=True, dashboard_address=":0") as cluster:
+        with Client(cluster) as c, pytest.raises(ConfigError, match="DAEMON=False"):
+            tune(_IsolatedBooth(), "random", 3, seed=1, client=c)
+    result = tune(_IsolatedBooth(), "random", 3, seed=1, workers=1)  # dask_client's are not
+    assert result.used == 3 and all(t.ok for t in result.trials)
