@@ -111,8 +111,11 @@ def speedup(args: argparse.Namespace) -> pd.DataFrame:
 
 
 # ----------------------------------------------------------------- efficiency
-def simulated(name: str, workers: int, seed: int, budget: int) -> dict[str, Any]:
-    """One GPR run on ``workers`` simulated workers (1: the sequential run)."""
+def simulated(
+    name: str, workers: int, seed: int, budget: int, ask_s: float = 0.0
+) -> dict[str, Any]:
+    """One GPR run on ``workers`` simulated workers (1: the sequential run), each ask
+    taking ``ask_s`` simulated seconds."""
     import torch
 
     from gpautotune.parallel import SimulatedWorkers, run_parallel
@@ -121,7 +124,7 @@ def simulated(name: str, workers: int, seed: int, budget: int) -> dict[str, Any]
     torch.set_num_threads(1)
     problem = paced(name)
     run = TuningRun(problem, "gpr", seed=seed, budget=budget)
-    pool = SimulatedWorkers(problem.problem, workers, problem.seconds)
+    pool = SimulatedWorkers(problem.problem, workers, problem.seconds, ask_s=ask_s)
     start = time.perf_counter()
     run_parallel(run, pool)
     best = best_along(run.trials, problem.optimum)
@@ -129,6 +132,7 @@ def simulated(name: str, workers: int, seed: int, budget: int) -> dict[str, Any]
         "problem": name,
         "workers": workers,
         "seed": seed,
+        "ask_s": ask_s,
         **{f"best_{c}": float(best[c - 1]) for c in CHECKPOINTS if c <= len(best)},
         "simulated_s": round(pool.clock, 1),
         "cpu_s": round(time.perf_counter() - start, 1),
@@ -136,13 +140,13 @@ def simulated(name: str, workers: int, seed: int, budget: int) -> dict[str, Any]
     }
 
 
-def _simulated_star(job: tuple[str, int, int, int]) -> dict[str, Any]:
+def _simulated_star(job: tuple[str, int, int, int, float]) -> dict[str, Any]:
     return simulated(*job)
 
 
 def efficiency(args: argparse.Namespace) -> pd.DataFrame:
     jobs = [
-        (name, n, seed, args.budget)
+        (name, n, seed, args.budget, args.ask_s)
         for name in args.problems
         for seed in range(args.first_seed, args.first_seed + args.seeds)
         for n in args.workers
@@ -165,52 +169,62 @@ def summarise_efficiency(frame: pd.DataFrame) -> pd.DataFrame:
         worst_120=("best_120", "max"),
         simulated_s=("simulated_s", "mean"),
     )
-    sequential = table.xs(1, level="workers")["mean_best_120"]
+    sequential = table.xs(1, level="workers")
     table["vs_sequential_120"] = [
-        m / sequential.get(p, np.nan)
+        m / sequential["mean_best_120"].get(p, np.nan)
         for (p, _), m in zip(table.index, table["mean_best_120"], strict=True)
+    ]
+    table["simulated_speedup"] = [
+        sequential["simulated_s"].get(p, np.nan) / t
+        for (p, _), t in zip(table.index, table["simulated_s"], strict=True)
     ]
     return table.reset_index().round(4)
 
 
 # ---------------------------------------------------------------------- match
 def match(args: argparse.Namespace) -> pd.DataFrame:
-    """Real Dask workers vs the simulated driver, same problem, seed and worker count."""
+    """Real Dask workers vs the simulated driver, same problem, seed and worker count; the
+    simulation without ask time and with the real run's mean ask time."""
     from gpautotune.parallel import dask_client
     from gpautotune.tuner import tune
 
+    asks = _timed_asks()
     rows = []
     for name in args.problems:
         problem = paced(name)
         for n in args.workers:
             with dask_client(workers=n) as client:
                 for seed in args.seed:
+                    del asks[:]
+                    start = time.perf_counter()
                     real = tune(problem, "gpr", args.budget, seed=seed, client=client)
-                    sim = simulated(name, n, seed, args.budget)
+                    wall = time.perf_counter() - start
+                    ask_s = round(float(np.mean(asks)), 2)
                     got = [sorted(t.config.items()) for t in real.trials]
-                    same = next(
-                        (
-                            i
-                            for i, (a, b) in enumerate(zip(got, sim["configs"], strict=False))
-                            if a != b
-                        ),
-                        len(got),
-                    )
-                    rows.append(
-                        {
-                            "problem": name,
-                            "workers": n,
-                            "seed": seed,
-                            "same_prefix": same,
-                            "common": len({str(c) for c in got} & {str(c) for c in sim["configs"]}),
-                            "real_best": round(best_along(real.trials, problem.optimum)[-1], 4),
-                            "simulated_best": round(sim[f"best_{args.budget}"], 4)
-                            if f"best_{args.budget}" in sim
-                            else np.nan,
-                        }
-                    )
-                    print(rows[-1], flush=True)
+                    rows.append(_real_row(name, n, seed, wall, ask_s, real, problem.optimum))
+                    for modelled in (0.0, ask_s):
+                        rows.append(_compare(got, simulated(name, n, seed, args.budget, modelled)))
+                    print(rows[-3:], flush=True)
     return pd.DataFrame(rows)
+
+
+def _real_row(name, n, seed, wall, ask_s, real, optimum) -> dict[str, Any]:
+    best = best_along(real.trials, optimum)
+    return {"problem": name, "workers": n, "seed": seed, "driver": "dask", "ask_s": ask_s,
+            "wall_s": round(wall, 1), "best_60": round(best[59], 4), "best_120": round(best[-1], 4),
+            "same_prefix": len(real.trials), "common": len(real.trials)}  # fmt: skip
+
+
+def _compare(real: list[Any], sim: dict[str, Any]) -> dict[str, Any]:
+    same = next(
+        (i for i, (a, b) in enumerate(zip(real, sim["configs"], strict=False)) if a != b),
+        len(real),
+    )
+    common = len({str(c) for c in real} & {str(c) for c in sim["configs"]})
+    return {"problem": sim["problem"], "workers": sim["workers"], "seed": sim["seed"],
+            "driver": "simulated", "ask_s": sim["ask_s"], "wall_s": sim["simulated_s"],
+            "best_60": round(sim["best_60"], 4), "best_120": round(sim["best_120"], 4),
+            "same_prefix": same, "common": common}  # fmt: skip
 
 
 def markdown(frame: pd.DataFrame) -> str:
@@ -231,6 +245,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=20, help="efficiency: how many seeds")
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=2, help="efficiency: processes")
+    parser.add_argument("--ask-s", type=float, default=0.0, help="efficiency: seconds per ask")
     parser.add_argument("--tag", default="run", help="suffix of the output files")
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)

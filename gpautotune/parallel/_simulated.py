@@ -3,8 +3,10 @@
 Each evaluation runs at once in this process, but its result is released only when a
 virtual clock reaches its finish time, ``start + duration(measurement)``: with the
 durations real workers would take (a paced replay's sleeps), the completion order is
-the one real workers give, while the tuner's own time (the strategy's asks) costs
-nothing on the clock. Sample-efficiency benchmarks use it to run many seeds cheaply.
+the one real workers give. The tuner's own time is ``ask_s`` per ask on the clock (0
+by default: a tuner that never keeps a worker waiting); evaluations that finish while
+the tuner asks are handed over together at the end of the ask, as real ones are.
+Sample-efficiency benchmarks use it to run many seeds cheaply.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ class SimulatedWorkers:
         problem: what to evaluate (in this process, without sleeping).
         workers: evaluations at once.
         duration: seconds an evaluation that returned a measurement takes.
+        ask_s: simulated seconds of each ask of the tuner (the submissions that follow a
+            :meth:`wait` start that much later).
 
     Attributes:
         clock: the simulated time (seconds since the first submission).
@@ -38,11 +42,14 @@ class SimulatedWorkers:
         problem: Evaluable,
         workers: int,
         duration: Callable[[Measurement], float],
+        ask_s: float = 0.0,
     ) -> None:
-        if workers < 1:
-            raise ValueError(f"workers must be >= 1, got {workers}")
+        if workers < 1 or ask_s < 0:
+            raise ValueError(f"need workers >= 1 and ask_s >= 0, got {workers}, {ask_s}")
         self.problem, self.workers, self.duration = problem, workers, duration
+        self.ask_s = float(ask_s)
         self.clock = 0.0
+        self._asking = True  # the next submission comes after an ask
         self.busy_s = 0.0
         self._evaluator = InProcessEvaluator()
         self._events: list[tuple[float, int, Evaluation, int]] = []
@@ -52,6 +59,9 @@ class SimulatedWorkers:
         return self.workers
 
     def submit(self, ticket: int, config: Config) -> None:
+        if self._asking:
+            self.clock += self.ask_s
+            self._asking = False
         measurement = self._evaluator(self.problem, config).measurement
         seconds = float(self.duration(measurement))
         worker = heapq.heappop(self._free)
@@ -62,12 +72,14 @@ class SimulatedWorkers:
         self.busy_s += seconds
 
     def wait(self) -> list[Finished]:
-        """The evaluations finishing next (those finishing at the same instant together)."""
+        """The evaluations finished by now (during the last ask), or else those finishing
+        next (at the same instant)."""
         if not self._events:
             raise RuntimeError("nothing was submitted")
-        self.clock = self._events[0][0]
+        self.clock = max(self.clock, self._events[0][0])
+        self._asking = True
         out = []
-        while self._events and self._events[0][0] == self.clock:
+        while self._events and self._events[0][0] <= self.clock:
             _, ticket, evaluation, worker = heapq.heappop(self._events)
             heapq.heappush(self._free, worker)
             out.append(Finished(ticket, evaluation, f"simulated-{worker}"))

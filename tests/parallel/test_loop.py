@@ -122,3 +122,16 @@ def test_a_journal_without_the_running_table_stays_readable(tmp_path) -> None:
         assert journal.running(run.id) == [] and len(journal.trials(run.id)) == 4
     resumed = tune(BoothProblem(), "random", 6, seed=1, storage=db)
     assert resumed.used == 6
+
+
+@pytest.mark.parametrize(("ask_s", "clock"), [(0.0, 3.0), (2.0, 9.0), (0.5, 4.5)])
+def test_simulated_asks_take_their_time_and_batch_what_finished_meanwhile(ask_s, clock):
+    problem = BoothProblem()
+    workers = SimulatedWorkers(problem, 3, lambda m: 1.0, ask_s=ask_s)
+    run = TuningRun(problem, "random", budget=9, seed=2)
+    run_parallel(run, workers)
+    assert workers.clock == pytest.approx(clock) and run.used == 9
+    # three asks of three configurations each: every wait hands over a whole batch
+    assert sorted({t.started_at for t in run.trials}) == pytest.approx(
+        [ask_s, 1 + 2 * ask_s, 2 + 3 * ask_s]
+    )
