@@ -135,3 +135,13 @@ def test_simulated_asks_take_their_time_and_batch_what_finished_meanwhile(ask_s,
     assert sorted({t.started_at for t in run.trials}) == pytest.approx(
         [ask_s, 1 + 2 * ask_s, 2 + 3 * ask_s]
     )
+
+
+def test_a_sequential_resume_measures_the_in_flight_configurations_first(tmp_path) -> None:
+    db = tmp_path / "j.db"
+    problem = _Counting()
+    crashed = TuningRun(problem, "random", storage=db, budget=10, seed=2)
+    in_flight = crashed.ask(3, record_running=True)
+    result = tune(problem, "random", 10, seed=2, storage=db)
+    assert [t.config for t in result.trials[:3]] == in_flight
+    assert problem.evaluated[:3] == in_flight and len(problem.evaluated) == 10
