@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -69,12 +70,13 @@ def _timed_asks() -> list[float]:
 
 
 # ------------------------------------------------------------------- speed-up
-def speedup(args: argparse.Namespace) -> pd.DataFrame:
+def real_runs(args: argparse.Namespace, strategy: str) -> Iterator[tuple[Any, ...]]:
+    """Tune each problem, worker count and seed on a local Dask cluster; yields
+    ``(name, problem, workers, seed, result, wall_s, mean_ask_s, ask_s)``."""
     from gpautotune.parallel import dask_client
     from gpautotune.tuner import tune
 
     asks = _timed_asks()
-    rows = []
     for name in args.problems:
         problem = paced(name)
         for n in args.workers:
@@ -82,24 +84,30 @@ def speedup(args: argparse.Namespace) -> pd.DataFrame:
                 for seed in args.seed:
                     del asks[:]
                     start = time.perf_counter()
-                    result = tune(problem, args.strategy, args.budget, seed=seed, client=client)
+                    result = tune(problem, strategy, args.budget, seed=seed, client=client)
                     wall = time.perf_counter() - start
-                    sleep = sum(problem.seconds(t.measurement) for t in result.trials)
-                    rows.append(
-                        {
-                            "problem": name,
-                            "strategy": args.strategy,
-                            "seed": seed,
-                            "workers": n,
-                            "wall_s": round(wall, 2),
-                            "evaluations": result.used,
-                            "per_minute": round(60 * result.used / wall, 1),
-                            "evaluation_s": round(sleep, 1),
-                            "ask_s": round(sum(asks), 1),
-                            "best": round(best_along(result.trials, problem.optimum)[-1], 4),
-                        }
-                    )
-                    print(rows[-1], flush=True)
+                    yield name, problem, n, seed, result, wall, float(np.mean(asks)), sum(asks)
+
+
+def speedup(args: argparse.Namespace) -> pd.DataFrame:
+    rows = []
+    for name, problem, n, seed, result, wall, _, ask_s in real_runs(args, args.strategy):
+        sleep = sum(problem.seconds(t.measurement) for t in result.trials)
+        rows.append(
+            {
+                "problem": name,
+                "strategy": args.strategy,
+                "seed": seed,
+                "workers": n,
+                "wall_s": round(wall, 2),
+                "evaluations": result.used,
+                "per_minute": round(60 * result.used / wall, 1),
+                "evaluation_s": round(sleep, 1),
+                "ask_s": round(ask_s, 1),
+                "best": round(best_along(result.trials, problem.optimum)[-1], 4),
+            }
+        )
+        print(rows[-1], flush=True)
     frame = pd.DataFrame(rows)
     base = frame[frame.workers == 1].set_index(["problem", "seed"])["wall_s"]
     frame["speedup"] = [
@@ -185,26 +193,14 @@ def summarise_efficiency(frame: pd.DataFrame) -> pd.DataFrame:
 def match(args: argparse.Namespace) -> pd.DataFrame:
     """Real Dask workers vs the simulated driver, same problem, seed and worker count; the
     simulation without ask time and with the real run's mean ask time."""
-    from gpautotune.parallel import dask_client
-    from gpautotune.tuner import tune
-
-    asks = _timed_asks()
     rows = []
-    for name in args.problems:
-        problem = paced(name)
-        for n in args.workers:
-            with dask_client(workers=n) as client:
-                for seed in args.seed:
-                    del asks[:]
-                    start = time.perf_counter()
-                    real = tune(problem, "gpr", args.budget, seed=seed, client=client)
-                    wall = time.perf_counter() - start
-                    ask_s = round(float(np.mean(asks)), 2)
-                    got = [sorted(t.config.items()) for t in real.trials]
-                    rows.append(_real_row(name, n, seed, wall, ask_s, real, problem.optimum))
-                    for modelled in (0.0, ask_s):
-                        rows.append(_compare(got, simulated(name, n, seed, args.budget, modelled)))
-                    print(rows[-3:], flush=True)
+    for name, problem, n, seed, real, wall, mean_ask, _ in real_runs(args, "gpr"):
+        ask_s = round(mean_ask, 2)
+        got = [sorted(t.config.items()) for t in real.trials]
+        rows.append(_real_row(name, n, seed, wall, ask_s, real, problem.optimum))
+        for modelled in (0.0, ask_s):
+            rows.append(_compare(got, simulated(name, n, seed, args.budget, modelled)))
+        print(rows[-3:], flush=True)
     return pd.DataFrame(rows)
 
 

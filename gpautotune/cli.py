@@ -37,6 +37,10 @@ AllowImports = Annotated[
         "--allow-imports", help="let the file import the Python code it names (module:function)"
     ),
 ]
+DaskScheduler = Annotated[
+    str | None, typer.Option(help="a running Dask scheduler, tcp://HOST:PORT")
+]
+DaskWorkers = Annotated[int | None, typer.Option(help="local Dask worker processes")]
 Overrides = Annotated[
     list[str] | None,
     typer.Option(
@@ -85,12 +89,8 @@ def tune(
     seed: Annotated[int | None, typer.Option(help="override the file's seed")] = None,
     allow_imports: AllowImports = False,
     set_: Overrides = None,
-    workers: Annotated[
-        int | None, typer.Option(help="evaluate N configurations at once on local Dask workers")
-    ] = None,
-    scheduler: Annotated[
-        str | None, typer.Option(help="evaluate on the workers of a Dask scheduler (tcp://...)")
-    ] = None,
+    workers: DaskWorkers = None,
+    scheduler: DaskScheduler = None,
     devices: Annotated[
         str | None,
         typer.Option(
@@ -427,10 +427,8 @@ def compare(
     config: Annotated[
         Path, typer.Argument(help="comparison YAML (problems x strategies x repetitions)")
     ],
-    scheduler: Annotated[
-        str | None, typer.Option(help="a running Dask scheduler, tcp://HOST:PORT")
-    ] = None,
-    workers: Annotated[int | None, typer.Option(help="local Dask worker processes")] = None,
+    scheduler: DaskScheduler = None,
+    workers: DaskWorkers = None,
     db: Annotated[str | None, typer.Option(help="journal replacing the file's storage")] = None,
     out: Annotated[
         Path | None, typer.Option(help="report folder (default: beside the journal)")

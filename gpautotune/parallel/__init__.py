@@ -9,12 +9,11 @@ scheduler); :class:`SimulatedWorkers` replays the same loop in simulated time.
 
 from gpautotune.parallel._cluster import DEVICE_RESOURCE, dask_client, device_workers
 from gpautotune.parallel._dask import DaskWorkers, tune_on_dask
-from gpautotune.parallel._loop import AskTellRun, Finished, Workers, run_parallel
+from gpautotune.parallel._loop import Finished, Workers, run_parallel
 from gpautotune.parallel._simulated import SimulatedWorkers
 
 __all__ = [
     "DEVICE_RESOURCE",
-    "AskTellRun",
     "DaskWorkers",
     "Finished",
     "SimulatedWorkers",

@@ -23,7 +23,7 @@ import time
 import uuid
 from collections.abc import Callable
 from contextlib import nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from distributed import Client, Future, KilledWorker, get_worker, wait
 from distributed.diagnostics.plugin import WorkerPlugin
@@ -32,13 +32,16 @@ from gpautotune.exceptions import ConfigError, DeviceError, GPAutotuneError
 from gpautotune.execution import Evaluation, Evaluator, IsolatedEvaluator
 from gpautotune.measurement import Measurement, Status
 from gpautotune.parallel._cluster import DEVICE_RESOURCE, dask_client
-from gpautotune.parallel._loop import AskTellRun, Finished, run_parallel
+from gpautotune.parallel._loop import Finished, run_parallel
 from gpautotune.problems import Problem
 from gpautotune.problems.opencl import DeviceInfo, assigned_device
 from gpautotune.space import Config
 from gpautotune.trial import Trial
 
 __all__ = ["DaskWorkers", "ProblemPlugin", "evaluate_on_worker", "tune_on_dask"]
+
+if TYPE_CHECKING:  # the tuner layer sits above this one
+    from gpautotune.tuner import TuningRun
 
 _log = logging.getLogger(__name__)
 
@@ -230,7 +233,7 @@ class DaskWorkers:
 
 
 def tune_on_dask(
-    run: AskTellRun,
+    run: TuningRun,
     problem: Problem,
     *,
     workers: int | None = None,

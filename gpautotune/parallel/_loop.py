@@ -16,16 +16,18 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gpautotune.execution import Evaluation
-from gpautotune.measurement import Measurement
 from gpautotune.space import Config
 from gpautotune.trial import Trial
 
-__all__ = ["AskTellRun", "Finished", "Workers", "run_parallel"]
+if TYPE_CHECKING:  # the tuner layer sits above this one; the loop only drives its runs
+    from gpautotune.tuner import TuningRun
+
+__all__ = ["Finished", "Workers", "run_parallel"]
 
 _log = logging.getLogger(__name__)
 
@@ -67,34 +69,13 @@ class Workers(Protocol):
         ...
 
 
-class AskTellRun(Protocol):
-    """What the loop needs of a run (:class:`~gpautotune.tuner.TuningRun` is one)."""
-
-    @property
-    def remaining(self) -> int | None: ...
-
-    def ask(self, n: int = 1, *, record_running: bool = False) -> list[Config]: ...
-
-    def finish(self) -> None: ...
-
-    def tell(
-        self,
-        config: Mapping[str, Any],
-        measurement: Measurement | float,
-        *,
-        started_at: float | None = None,
-        duration_s: float = 0.0,
-        info: Mapping[str, Any] | None = None,
-    ) -> Trial: ...
-
-
 def run_parallel(
-    run: AskTellRun,
+    run: TuningRun,
     workers: Workers,
     callback: Callable[[Trial, Any], None] | None = None,
 ) -> None:
-    """Tune ``run`` (an :class:`AskTellRun`) on ``workers`` until its budget is spent or
-    its strategy has nothing more to propose.
+    """Tune ``run`` on ``workers`` until its budget is spent or its strategy has nothing
+    more to propose.
 
     ``callback(trial, run)`` is called after each committed trial. The workers are not
     closed here.
