@@ -65,10 +65,11 @@ class ProblemPlugin(WorkerPlugin):
         self._local = threading.local()
         self._evaluators: list[Evaluator] = []
         self._lock = threading.Lock()
+        self._spare: Problem | None = None  # unpickled by setup, for the first thread
         self.error: Exception | None = None
 
     def setup(self, worker: Any) -> None:
-        problem = pickle.loads(self.payload)
+        problem = self._spare = pickle.loads(self.payload)
         if multiprocessing.current_process().daemon and isinstance(
             problem.default_evaluator(), IsolatedEvaluator
         ):
@@ -97,7 +98,9 @@ class ProblemPlugin(WorkerPlugin):
         if self.error is not None:
             raise self.error
         if not hasattr(self._local, "problem"):
-            problem = pickle.loads(self.payload)
+            with self._lock:
+                problem, self._spare = self._spare, None
+            problem = problem or pickle.loads(self.payload)
             evaluator = problem.default_evaluator()
             with self._lock:
                 self._evaluators.append(evaluator)
@@ -115,7 +118,11 @@ def evaluate_on_worker(plugin: str, config: Config) -> tuple[Evaluation, str]:
     """The Dask task: evaluate ``config`` with the problem of the plugin named ``plugin``;
     returns the evaluation and the worker's address."""
     worker = get_worker()
-    problem: ProblemPlugin = worker.plugins[plugin]
+    problem: ProblemPlugin | None = worker.plugins.get(plugin)
+    if problem is None:
+        raise GPAutotuneError(
+            f"worker {worker.address} does not hold the run's problem (see its log)"
+        )
     return problem.evaluate(config), str(worker.address)
 
 
