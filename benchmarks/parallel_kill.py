@@ -74,11 +74,16 @@ def _workers(proc: subprocess.Popen) -> list[psutil.Process]:
     return out
 
 
+def _running_ids(db: Path) -> set[int]:
+    return {r[0] for r in _query(db, "SELECT id FROM running_trials")}
+
+
 def _wait_until_evaluating(proc: subprocess.Popen, db: Path, timeout: float = 300) -> bool:
-    start, (trials, _) = time.time(), _counts(db)
+    """Wait until this tuner process dispatched a new configuration or committed a trial
+    (running records left by the previous kill do not count)."""
+    start, (trials, _), before = time.time(), _counts(db), _running_ids(db)
     while time.time() - start < timeout and proc.poll() is None:
-        now_trials, running = _counts(db)
-        if running > 0 or now_trials > trials:
+        if _counts(db)[0] > trials or _running_ids(db) - before:
             return True
         time.sleep(0.05)
     return False

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
+import cloudpickle
 from distributed import Client, Future, KilledWorker, get_worker, wait
 from distributed.diagnostics.plugin import WorkerPlugin
 
@@ -57,7 +58,7 @@ class ProblemPlugin(WorkerPlugin):
     (no trial is spent on it).
 
     Args:
-        payload: the pickled problem.
+        payload: the pickled problem (``cloudpickle``; read with :func:`pickle.loads`).
     """
 
     def __init__(self, payload: bytes) -> None:
@@ -148,8 +149,8 @@ class DaskWorkers:
         resources: dict[str, float] | None = None,
         wait_s: float = 120.0,
     ) -> None:
-        try:
-            payload = pickle.dumps(problem)
+        try:  # by value where pickle goes by reference: functions of a script or notebook
+            payload = cloudpickle.dumps(problem)
         except Exception as exc:  # noqa: BLE001 - any pickling failure means the same thing
             raise ConfigError(
                 f"{type(problem).__name__} cannot be sent to Dask workers (not picklable: {exc})"

@@ -54,6 +54,14 @@ def test_evaluations_run_on_every_worker(tmp_path, client):
     assert any(b[0] < a[1] for a, b in zip(spans, spans[1:], strict=False))
 
 
+def test_a_problem_defined_in_a_function_travels_by_value(client):
+    class LocalBooth(SlowBooth):  # plain pickle cannot send a class defined here
+        name = "local-booth"
+
+    result = tune(LocalBooth(delay_s=0.0), "random", 4, seed=1, client=client)
+    assert result.used == 4 and all(t.ok for t in result.trials)
+
+
 def test_a_worker_killed_mid_evaluation_loses_and_repeats_nothing(tmp_path, client):
     marker, db = tmp_path / "killed", tmp_path / "j.db"
     result = tune(
