@@ -20,7 +20,7 @@ ROOT = Path(gpautotune.__file__).parent
 
 #: Lowest layer first; parts of one layer do not import each other.
 LAYERS: list[tuple[str, ...]] = [
-    ("exceptions", "measurement"),  # core types
+    ("exceptions", "measurement", "progress"),  # core types; progress displays (Rich only)
     ("space",),
     ("surrogate", "trial", "execution"),  # execution: the evaluator boundary
     ("acquisition", "sensitivity", "storage"),

@@ -29,6 +29,7 @@ from gpautotune.storage._records import (
     dumps,
     package_versions,
 )
+from gpautotune.storage._url import journal_path
 from gpautotune.trial import Origin, Trial
 
 __all__ = ["Journal"]
@@ -82,16 +83,18 @@ class Journal:
     """An SQLite trial journal (``path`` may be ``":memory:"``).
 
     Args:
-        path: the database file (created with its folder if missing) or ``":memory:"``.
+        path: the database file (created with its folder if missing), an
+            ``sqlite:///PATH`` URL, or ``":memory:"`` (see
+            :func:`~gpautotune.storage.journal_path`).
         read_only: open an existing journal without writing to it (reports, exports).
 
     Raises:
         StorageError: the file cannot be opened, or (read-only) does not exist or is not
-            a journal.
+            a journal, or ``path`` is a URL of another kind.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
-        self.path = str(path)
+        self.path = journal_path(path)
         if read_only:
             self._conn = self._open_read_only()
             return

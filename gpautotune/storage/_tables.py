@@ -21,6 +21,7 @@ _FIXED = [
     "run_id",
     "problem",
     "strategy",
+    "label",
     "seed",
     "number",
     "origin",
@@ -35,9 +36,9 @@ _FIXED = [
 def trials_frame(journal: Journal, run_id: int | None = None) -> pd.DataFrame:
     """One row per trial (of one run or of all runs), configuration values as columns.
 
-    Columns: run_id, problem, strategy, seed, number, origin, status, value, duration_s,
-    started_at, error, then one column per parameter, then ``samples``, ``metrics`` and
-    ``info`` as JSON strings.
+    Columns: run_id, problem, strategy, label (the run's name, empty when none), seed,
+    number, origin, status, value, duration_s, started_at, error, then one column per
+    parameter, then ``samples``, ``metrics`` and ``info`` as JSON strings.
     """
     runs = journal.runs() if run_id is None else [journal.get_run(run_id)]
     rows = []
@@ -48,6 +49,7 @@ def trials_frame(journal: Journal, run_id: int | None = None) -> pd.DataFrame:
                 "run_id": run.id,
                 "problem": run.problem,
                 "strategy": run.strategy,
+                "label": run.label,
                 "seed": run.seed,
                 "number": t.number,
                 "origin": t.origin.value,
