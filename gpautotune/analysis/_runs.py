@@ -81,6 +81,9 @@ class RunTable:
     groups: list[Group]
     problems: dict[str, ProblemInfo] = field(default_factory=dict)
     unfinished: int = 0
+    #: The comparison's report settings recorded in the journal (checkpoints, reference,
+    #: output), empty for other journals.
+    settings: Mapping[str, object] = field(default_factory=dict)
 
     def of(self, problem: str) -> list[Group]:
         return [g for g in self.groups if g.problem == problem]
@@ -131,6 +134,7 @@ def load_runs(path: str | os.PathLike[str]) -> RunTable:
     with Journal(path, read_only=True) as journal:
         runs, trials = journal.run_table(), journal.trial_values()
         catalog = journal.problem_catalog()
+        report_settings = journal.report_settings()
     names = _problem_names(runs)
     finished = runs[runs["status"] == "finished"]
     trials.loc[trials["status"] != "ok", "value"] = np.nan
@@ -170,4 +174,5 @@ def load_runs(path: str | os.PathLike[str]) -> RunTable:
         problems[display] = ProblemInfo(
             display, entry.optimum if entry else None, entry.section if entry else None
         )
-    return RunTable(path, groups, problems, int((runs["status"] != "finished").sum()))
+    unfinished = int((runs["status"] != "finished").sum())
+    return RunTable(path, groups, problems, unfinished, report_settings)

@@ -16,9 +16,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from gpautotune.exceptions import StorageError
 from gpautotune.measurement import Measurement, Status
@@ -31,6 +29,9 @@ from gpautotune.storage._records import (
 )
 from gpautotune.storage._url import journal_path
 from gpautotune.trial import Origin, Trial
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["Journal"]
 
@@ -75,6 +76,10 @@ CREATE TABLE IF NOT EXISTS problem_catalog (
     section TEXT NOT NULL,
     optimum REAL,
     PRIMARY KEY (problem, problem_settings)
+);
+CREATE TABLE IF NOT EXISTS report_settings (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
 );
 """
 
@@ -265,6 +270,8 @@ class Journal:
     def run_table(self) -> pd.DataFrame:
         """One row per run: ``id, problem, problem_settings`` (stored JSON), ``strategy,
         seed, budget, status, label``, in id order."""
+        import pandas as pd
+
         return pd.read_sql_query(
             "SELECT id, problem, problem_settings, strategy, seed, budget, status, label"
             " FROM runs ORDER BY id",
@@ -274,6 +281,8 @@ class Journal:
     def trial_values(self, origin: Origin | None = Origin.TUNER) -> pd.DataFrame:
         """One row per trial of every run (of ``origin``; every trial when None):
         ``run_id, number, status, value``, in run and number order."""
+        import pandas as pd
+
         where, args = ("WHERE origin=?", (origin.value,)) if origin else ("", ())
         return pd.read_sql_query(
             f"SELECT run_id, number, status, value FROM trials {where} ORDER BY run_id, number",
@@ -307,3 +316,22 @@ class Journal:
         except sqlite3.OperationalError:  # no such table
             return {}
         return {(r[0], r[1]): CatalogEntry(r[0], r[1], json.loads(r[2]), r[3]) for r in rows}
+
+    # -------------------------------------------------------- report settings
+    def record_report_settings(self, settings: Mapping[str, Any]) -> None:
+        """Store how the journal's report is made (a comparison's ``checkpoints``,
+        ``reference`` and ``output`` folder), replacing earlier values of those keys."""
+        self._conn.executemany(
+            "INSERT INTO report_settings (key, value) VALUES (?, ?)"
+            " ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+            [(k, dumps(v)) for k, v in settings.items()],
+        )
+
+    def report_settings(self) -> dict[str, Any]:
+        """The stored report settings; empty when none (or for journals written before
+        they were stored, opened read-only)."""
+        try:
+            rows = self._conn.execute("SELECT key, value FROM report_settings").fetchall()
+        except sqlite3.OperationalError:  # no such table
+            return {}
+        return {k: json.loads(v) for k, v in rows}

@@ -72,11 +72,17 @@ def test_summary_pairwise_and_score(journal):
     assert report.reference == {"toy": "A"}  # the random strategy
     p = report.pairwise
     assert p["strategy"].tolist() == ["B", "B"] and set(p["metric"]) == {"slowdown"}
-    assert p.loc[p["budget"] == 4, "diff"].item() == pytest.approx((1 + 1) / 2 / 0.5 - 3.0)
-    # no table to rebuild: the baseline is A's mean curve, so A scores 0 wherever defined
+    # paired over the seeds both ran (0 and 1): B's slowdowns 2, 2 against A's 6, 2
+    at4 = p.loc[p["budget"] == 4].iloc[0]
+    assert at4["test"] == "wilcoxon" and at4["n"] == 2
+    assert at4["diff"] == pytest.approx(((1 - 3) + (1 - 1)) / 2 / 0.5)
+    assert at4["p_holm"] == at4["p_value"]  # one strategy against the reference
+    # no table to rebuild: the baseline is A's mean curve, so A's score (0 by
+    # construction) is left out, and said so
     assert report.baselines["toy"].source.startswith("estimated")
-    a_scores = report.curves[report.curves["strategy"] == "A"]["score"].dropna()
-    assert len(a_scores) == 4 and np.allclose(a_scores, 0.0)
+    assert report.baselines["toy"].estimated_from == "A"
+    curves = report.curves.set_index("strategy")
+    assert curves.loc["A", "score"].isna().all() and curves.loc["B", "score"].notna().any()
 
 
 def test_written_files_and_terminal_table(journal, tmp_path):
