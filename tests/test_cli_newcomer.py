@@ -118,7 +118,6 @@ def test_the_package_and_the_help_start_without_the_heavy_libraries():
         import sys
         import gpautotune
         from gpautotune.cli import app
-from gpautotune.problems import BoothProblem, Measurement, Status, _registry
         heavy = [m for m in ("torch", "pandas", "scipy.stats", "SALib", "botorch", "sklearn")
                  if m in sys.modules]
         print(heavy)
