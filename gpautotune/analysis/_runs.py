@@ -124,6 +124,14 @@ def _curve(values: np.ndarray, horizon: int, budget: int) -> tuple[np.ndarray, i
     return curve, best_at
 
 
+def _ordered(groups: list[Group], labels: list[str]) -> list[Group]:
+    """Groups by problem (first appearance), then in the comparison's strategy order
+    (labels it does not list after, in order of appearance)."""
+    problems = list(dict.fromkeys(g.problem for g in groups))
+    rank = {label: i for i, label in enumerate(labels)}
+    return sorted(groups, key=lambda g: (problems.index(g.problem), rank.get(g.label, len(rank))))
+
+
 def load_runs(path: str | os.PathLike[str]) -> RunTable:
     """Read a journal's finished runs and its problem catalog.
 
@@ -168,6 +176,7 @@ def load_runs(path: str | os.PathLike[str]) -> RunTable:
                 budgets=sub["budget"].to_numpy(),
             )
         )
+    groups = _ordered(groups, list(report_settings.get("labels") or []))
     problems = {}
     for (problem, settings), display in names.items():
         entry = catalog.get((problem, settings))

@@ -77,6 +77,7 @@ def _catalog(config: ComparisonConfig, problems: Sequence[Problem]) -> None:
             {
                 "checkpoints": config.report_checkpoints(),
                 "reference": config.reference_label(),
+                "labels": [s.display for s in config.strategies],
                 "output": str(config.report_dir().resolve()) if config.output else None,
             }
         )

@@ -9,6 +9,7 @@ from gpautotune.analysis import (
     analyse,
     expected_random_best,
     load_runs,
+    report_dir,
     summary_table,
     write_report,
 )
@@ -104,8 +105,8 @@ def test_written_files_and_terminal_table(journal, tmp_path):
     assert pd.read_csv(tmp_path / "out" / "pairwise.csv")["reference"].unique().tolist() == ["B"]
     text = (tmp_path / "out" / "report.md").read_text()
     assert "## toy" in text and "Against B" in text and "![toy-score.png](toy-score.png)" in text
-    table = summary_table(analyse(journal))
-    assert isinstance(table, Table) and table.row_count == 2
+    tables = [r for r in summary_table(analyse(journal)).renderables if isinstance(r, Table)]
+    assert len(tables) == 1 and tables[0].row_count == 2
 
 
 def test_replay_problems_get_the_exact_random_baseline(tmp_path):
@@ -129,3 +130,21 @@ def test_replay_problems_get_the_exact_random_baseline(tmp_path):
     random = report.curves["random"].to_numpy()
     assert np.allclose(random, expected_random_best(values, np.arange(1, 7)))
     assert report.summary["slowdown_mean"].notna().all()  # optimum 1.0 is known
+
+
+def test_a_comparisons_stored_settings_are_the_reports_defaults(journal, tmp_path):
+    assert report_dir(journal) == journal.with_name("j-report")  # what compare writes
+    with Journal(journal) as j:
+        j.record_report_settings(
+            {
+                "labels": ["B", "A"],
+                "checkpoints": [3],
+                "reference": "B",
+                "output": str(tmp_path / "rep"),
+            }
+        )
+    report = analyse(journal)
+    assert [g.label for g in report.runs.groups] == ["B", "A"]  # the file's strategy order
+    assert report.checkpoints == {"toy": [3]} and report.reference == {"toy": "B"}
+    assert report_dir(journal) == tmp_path / "rep"
+    assert analyse(journal, checkpoints=[2], reference="A").checkpoints == {"toy": [2]}
