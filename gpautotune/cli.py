@@ -595,7 +595,7 @@ def spapt_list(
 
 
 def main() -> None:
-    app()
+    app(prog_name="gpautotune")
 
 
 if __name__ == "__main__":
