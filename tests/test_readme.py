@@ -1,4 +1,5 @@
-"""The README's Python snippets run as written (from a scratch folder).
+"""The Python snippets of README.md (each on its own) and of docs/own-function.md (one
+after the other, as a reader follows the page) run as written, from a scratch folder.
 
 A comment ``<!-- readme-test: budget=N -->`` on the line before a snippet makes this
 test replace every ``budget=<number>`` of that snippet with ``budget=N`` (fast runs of
@@ -33,6 +34,7 @@ def snippets(path: Path) -> list[tuple[str, str]]:
 
 
 SNIPPETS = snippets(ROOT / "README.md")
+TUTORIAL = snippets(ROOT / "docs" / "own-function.md")
 
 
 def test_the_readme_has_its_snippets():
@@ -43,3 +45,13 @@ def test_the_readme_has_its_snippets():
 def test_snippet_runs(first, code, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     exec(compile(code, f"README.md ({first})", "exec"), {"__name__": "__readme__"})
+
+
+@pytest.mark.slow
+def test_the_tutorial_runs_from_top_to_bottom(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    namespace = {"__name__": "__tutorial__"}
+    for first, code in TUTORIAL:
+        exec(compile(code, f"own-function.md ({first})", "exec"), namespace)
+    assert "already exists" in capsys.readouterr().out  # load_if_exists=False refused
+    assert namespace["run"].finished and namespace["result"].best is not None
