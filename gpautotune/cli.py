@@ -302,7 +302,7 @@ def show(
         table = Table(title=f"run {r.id}{named}: best {len(best)} trials")
         names = list(best[0].config)
         for col in ("trial", "value", *names):
-            table.add_column(col)
+            table.add_column(col, no_wrap=col in ("trial", "value"))
         for t in best:
             table.add_row(str(t.number), _fmt(t.value), *(_fmt(t.config[n]) for n in names))
         console.print(table)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -347,11 +348,23 @@ def _crash_signature(trial: Trial) -> str | None:
     return m.error.splitlines()[0]
 
 
+def _crash_site(error: str) -> str:
+    """`` at FILE:LINE in FUNCTION`` of a traceback's innermost frame (or nothing)."""
+    frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)', error)
+    if not frames:
+        return ""
+    file, line, function = frames[-1]
+    return f" at {os.path.basename(file)}:{line} in {function}"
+
+
 def _check_first_crashes(run: TuningRun) -> None:
     """Stop when the run's first :data:`FIRST_CRASHES` evaluations raised one exception.
 
+    The run is set aside in the journal (status ``stopped``, trials kept), so that
+    calling :func:`tune` again once the objective is fixed starts a fresh run.
+
     Raises:
-        EvaluationError: naming the exception and where the trials are stored.
+        EvaluationError: naming the exception, where it was raised, and the journal.
     """
     counted = [t for t in run.trials if t.counts_in_budget]
     if len(counted) != FIRST_CRASHES:
@@ -359,11 +372,13 @@ def _check_first_crashes(run: TuningRun) -> None:
     signatures = {_crash_signature(t) for t in counted}
     if len(signatures) != 1 or None in signatures:
         return
+    run.journal.set_aside_run(run.run_id)
+    where = _crash_site(counted[-1].measurement.error or "")
     raise EvaluationError(
-        f"the first {FIRST_CRASHES} evaluations all raised {signatures.pop()}: a bug in the "
-        f"objective, not a bad configuration (traceback: trial 0's error in run "
-        f"{run.run_id} of {run.journal.path}); fix it and start a new run (another journal "
-        "or label): resuming this one would not measure these configurations again"
+        f"the first {FIRST_CRASHES} evaluations all raised {signatures.pop()}{where}: a bug "
+        f"in the objective, not a bad configuration. Run {run.run_id} of "
+        f"{run.journal.path} is set aside (status stopped; its trials hold the "
+        "traceback); fix the objective and run again for a fresh run"
     )
 
 

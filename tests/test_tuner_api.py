@@ -67,11 +67,19 @@ def test_the_same_exception_in_the_first_evaluations_stops_the_run(tmp_path):
     def buggy(config):
         return config["z"]  # KeyError on every configuration
 
-    with pytest.raises(EvaluationError, match="KeyError: 'z'") as info:
+    with pytest.raises(EvaluationError, match="KeyError: 'z' at test_tuner_api.py:") as info:
         tune(buggy, "random", 50, space=SPACE, seed=0, storage=tmp_path / "b.db")
-    assert "a bug in the objective" in str(info.value)
-    trials = Journal(tmp_path / "b.db").trials(1)
+    assert "a bug in the objective" in str(info.value) and "in buggy" in str(info.value)
+    journal = Journal(tmp_path / "b.db")
+    trials = journal.trials(1)
     assert len(trials) == 3 and all(t.status is Status.RUN_ERROR for t in trials)
+    assert journal.get_run(1).status == "stopped"
+
+    def buggy(config):  # fixed, same name, same run settings: a fresh run, all measured
+        return quadratic(config)
+
+    again = tune(buggy, "random", 50, space=SPACE, seed=0, storage=tmp_path / "b.db")
+    assert again.run_id == 2 and again.used == 50 and all(t.ok for t in again.trials)
 
 
 def test_different_or_occasional_exceptions_do_not_stop_the_run():

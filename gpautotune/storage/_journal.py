@@ -198,6 +198,14 @@ class Journal:
             "UPDATE runs SET status='finished', finished_at=? WHERE id=?", (time.time(), run_id)
         )
 
+    def set_aside_run(self, run_id: int) -> None:
+        """Mark a run ``stopped`` and free its key: the run and its trials stay (for the
+        record), and opening a run with the same settings starts a new one."""
+        self._conn.execute(
+            "UPDATE runs SET status='stopped', key=key || ? WHERE id=?",
+            (f"#stopped-{run_id}", run_id),
+        )
+
     # ---------------------------------------------------------------- trials
     def add_trial(self, run_id: int, trial: Trial) -> None:
         """Append one trial and commit it (durable once this returns)."""
