@@ -7,7 +7,7 @@
     python scripts/doc_images.py terminal help.ansi docs/screenshots/help.png
 
     # report figures: palette PNGs (a quarter of matplotlib's size, same look)
-    python scripts/doc_images.py figure results/x-report/booth-score.png docs/figures/booth-score.png
+    python scripts/doc_images.py figure results/x-report/booth-score.png docs/figures/b.png
 
 Terminal captures are drawn cell by cell in DejaVu Sans Mono (matplotlib ships it) with
 the ANSI colours Rich parses, light text on a dark background.

@@ -6,15 +6,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from gpautotune.analysis import (
-    compare_paired,
-    compare_samples,
-    describe,
-    holm,
-    mean_band,
-    mean_ci,
-    verdict,
-)
+from gpautotune import analysis
+
+compare_paired, compare_samples = analysis.compare_paired, analysis.compare_samples
+describe, holm, verdict = analysis.describe, analysis.holm, analysis.verdict
+mean_band, mean_ci = analysis.mean_band, analysis.mean_ci
 
 
 def test_describe_a_known_sample():

@@ -52,7 +52,8 @@ def digits_data() -> tuple[TensorDataset, TensorDataset]:
         from sklearn.model_selection import train_test_split
     except ImportError:  # pragma: no cover - a broken environment
         raise ConfigError(
-            "the digits demo needs scikit-learn, a dependency of gpautotune: pip install scikit-learn"
+            "the digits demo needs scikit-learn, a dependency of gpautotune: "
+            "pip install scikit-learn"
         ) from None
     data = load_digits()
     x = (data.images / 16.0).astype(np.float32)[:, None, :, :]
