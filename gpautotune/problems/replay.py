@@ -7,16 +7,18 @@ exactly and quickly, without a GPU (Kernel Tuner tests its strategies the same w
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from gpautotune.exceptions import ConfigError, SpaceError
 from gpautotune.measurement import Measurement, Status
 from gpautotune.problems._base import Problem
 from gpautotune.problems._data import find_data
 from gpautotune.space import Config, Space
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["ReplayProblem", "laplacian_replay", "LAPLACIAN_K40C"]
 
@@ -32,6 +34,8 @@ def _read_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
             f"{path} is JSON, not a CSV table; replay a Kernel Tuner cache or T4 results file "
             f"with `problem: {{name: kt-cache, path: {path}}}`"
         )
+    import pandas as pd  # imported here: pandas is not needed to import the package
+
     try:
         return pd.read_csv(path)
     except (ValueError, UnicodeDecodeError) as exc:  # pandas' ParserError is a ValueError
@@ -60,6 +64,8 @@ class ReplayProblem(Problem):
         objective: str,
         name: str = "replay",
     ) -> None:
+        import pandas as pd
+
         self.source = None if isinstance(table, pd.DataFrame) else str(table)
         frame = table if isinstance(table, pd.DataFrame) else _read_csv(table)
         missing = [c for c in [*space.names, objective] if c not in frame.columns]
