@@ -5,6 +5,12 @@ strategy is told about it. Runs are identified by (problem, its settings, strate
 settings, seed, label); opening the same run again resumes it: stored trials are told to
 a fresh strategy, nothing stored is measured again, and the budget counts every stored
 evaluation, failures included (warm-start trials are data, not budget).
+
+A resumed run continues as the uninterrupted one would have: strategies propose from the
+trials told alone, and a batch (``ask(n)``, ``n > 1``) records where it was asked
+(``batch: [trials before it, n]`` in its trials' info), so a run killed in the middle of
+a batch asks that batch again from the same trials and measures what is left of it
+before asking anew.
 """
 
 from __future__ import annotations
@@ -159,9 +165,29 @@ class TuningRun:
             self.trials = list(warm)
         self._measured = {self.strategy._key(t.config) for t in self.trials}
         self._pending: dict[Any, Proposal] = {}
+        #: Proposals of a batch interrupted by a kill, measured before anything new.
+        self._queued: list[Proposal] = []
         if self.trials:
             _log.info("run %d: resuming with %d stored trials", self.run_id, len(self.trials))
-            self.strategy.tell(self.trials)
+            self._resume(self.trials)
+
+    def _resume(self, trials: Sequence[Trial]) -> None:
+        """Tell the stored trials; the proposals of an unfinished last batch are asked
+        again from the trials stored before it, and queued."""
+        batch = trials[-1].info.get("batch")
+        start, size = batch if isinstance(batch, list) and len(batch) == 2 else (0, 0)
+        if not 0 <= start < len(trials) < start + size:
+            self.strategy.tell(trials)
+            return
+        self.strategy.tell(trials[:start])
+        again = self.strategy.ask(size)
+        self.strategy.tell(trials[start:])
+        for proposal in again:
+            key = self.strategy._key(proposal.config)
+            if key not in self._measured:
+                self._pending[key] = proposal
+                self._queued.append(proposal)
+        _log.info("run %d: %d proposals of the interrupted batch left", self.run_id, len(again))
 
     @property
     def used(self) -> int:
@@ -178,12 +204,18 @@ class TuningRun:
 
     def ask(self, n: int = 1) -> list[Config]:
         """Up to ``n`` configurations to evaluate (never more than the budget left)."""
+        if self._queued:  # an interrupted batch first, alone
+            out, self._queued = self._queued[:n], self._queued[n:]
+            return [dict(p.config) for p in out]
         if self.remaining is not None:
             n = min(n, self.remaining - len(self._pending))
         if n <= 0:
             return []
         out = []
+        start = len(self.trials)
         for proposal in self.strategy.ask(n):
+            if n > 1:
+                proposal = Proposal(proposal.config, {**proposal.info, "batch": [start, n]})
             key = self.strategy._key(proposal.config)
             if key in self._measured or key in self._pending:
                 _log.warning(
@@ -202,9 +234,17 @@ class TuningRun:
         started_at: float | None = None,
         duration_s: float = 0.0,
     ) -> Trial:
-        """Store one result, then tell the strategy. A number means an ok measurement."""
+        """Store one result, then tell the strategy. A number means an ok measurement.
+
+        Raises:
+            SpaceError: ``config`` is not a configuration of the space (unknown or
+                missing parameters, values that are not levels, violated predicates).
+            GPAutotuneError: ``config`` is already measured in this run.
+            BudgetError: the budget is spent.
+        """
         if not isinstance(measurement, Measurement):
             measurement = Measurement.success(float(measurement))
+        config = self.space.validate(config)
         key = self.strategy._key(config)
         if key in self._measured:
             raise GPAutotuneError(
@@ -215,7 +255,7 @@ class TuningRun:
         proposal = self._pending.pop(key, None)
         trial = Trial(
             number=len(self.trials),
-            config=self.space.to_configs(self.space.to_index([config]))[0],
+            config=config,
             measurement=measurement,
             info=dict(proposal.info) if proposal else {"source": "user"},
             started_at=time.time() if started_at is None else started_at,
