@@ -148,3 +148,21 @@ def test_kill_minus_nine_then_resume_loses_and_repeats_nothing(tmp_path):
     # and the resumed run follows the uninterrupted sequence exactly
     uninterrupted = tune(BoothProblem(), "random", budget, seed=11)
     assert [t.config for t in after] == [t.config for t in uninterrupted.trials]
+
+
+def test_tell_refuses_a_configuration_the_space_does_not_admit(tmp_path):
+    """A told configuration that violates the predicates (or is not made of levels) is
+    refused with the rule it breaks; nothing is stored, the strategy hears nothing."""
+    from gpautotune.exceptions import SpaceError
+    from gpautotune.space import IntRange, Space
+
+    space = Space([IntRange("a", 0, 5), IntRange("b", 0, 5)], constraints=["a + b <= 4"])
+    run = TuningRun(space, "random", storage=tmp_path / "j.db", seed=0, budget=5)
+    with pytest.raises(SpaceError, match=r"a \+ b <= 4"):
+        run.tell({"a": 5, "b": 5}, 1.0)
+    with pytest.raises(SpaceError, match="level"):
+        run.tell({"a": 1.5, "b": 0}, 1.0)
+    assert run.trials == [] and run.strategy.trials == []
+    assert run.journal.count_trials(run.run_id) == 0
+    run.tell({"a": 1, "b": 2}, 1.0)
+    assert [t.config for t in run.journal.trials(run.run_id)] == [{"a": 1, "b": 2}]
