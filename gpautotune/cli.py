@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -44,13 +47,34 @@ Overrides = Annotated[
 ]
 
 
+def _end(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
+@contextlib.contextmanager
+def _signals_end_cleanly() -> Iterator[None]:
+    """SIGTERM and SIGHUP end the command as an exception does: ``finally`` blocks stop
+    worker processes and remove temporary folders (the default action would not)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {sig: signal.signal(sig, _end) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
 def user_errors(fn: F) -> F:
-    """Print a gpautotune error as one line and exit with code 2 (no traceback)."""
+    """Print a gpautotune error as one line and exit with code 2 (no traceback); end
+    cleanly on SIGTERM/SIGHUP."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
+            with _signals_end_cleanly():
+                return fn(*args, **kwargs)
         except GPAutotuneError as exc:
             err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
             raise typer.Exit(code=2) from None
