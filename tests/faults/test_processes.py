@@ -163,7 +163,7 @@ def test_a_worker_killed_mid_evaluation_costs_one_trial(tmp_path) -> None:
                 folder = evaluator._tmp
                 os.kill(process.pid, signal.SIGKILL)
                 killed.append(process.pid)
-                wait_for(lambda: not os.path.exists(folder), 30, "the worker folder to go")
+                wait_for(lambda f=folder: not os.path.exists(f), 30, "the worker folder to go")
                 return
             threading.Event().wait(0.05)
 
