@@ -13,6 +13,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -167,6 +168,11 @@ def _baseline_speedup(problem: Any, result: Any) -> None:
         console.print(f"baseline configuration failed ({measured.status.value}): {measured.error}")
 
 
+def _first_line(trial: Any) -> str:
+    lines = [x for x in str(trial.measurement.error).splitlines() if x.strip()]
+    return lines[0][:200] if lines else ""
+
+
 def _progress() -> Progress:
     return Progress(
         TextColumn("[progress.description]{task.description}"),
@@ -194,14 +200,17 @@ def _summary(problem: Any, result: Any) -> None:
     )
     best = result.best
     if best is None:
-        console.print("[red]no successful evaluation[/]")
+        failed = [t for t in counted if t.measurement.error]
+        why = (
+            f"; last error ({failed[-1].status.value}): {_first_line(failed[-1])}" if failed else ""
+        )
+        console.print(f"[red]no successful evaluation[/]{escape(why)}", highlight=False)
         return
     console.print(_config_table(f"best of run {result.run_id} (trial {best.number})", best.config))
     line = f"best value {best.value:.6g}"
-    if getattr(problem, "optimum", None):
-        line += (
-            f"; known optimum {problem.optimum:.6g}; slowdown {best.value / problem.optimum:.4f}"
-        )
+    optimum = getattr(problem, "optimum", None)
+    if optimum is not None and math.isfinite(optimum) and optimum != 0:
+        line += f"; known optimum {optimum:.6g}; slowdown {best.value / optimum:.4f}"
     for key in problem.report_metrics:
         if key in best.measurement.metrics:
             line += f"; {key} {_fmt(best.measurement.metrics[key])}"
@@ -221,7 +230,7 @@ def show(
 
     if not db.is_file():
         raise GPAutotuneError(f"journal {str(db)!r} does not exist")
-    journal = Journal(db)
+    journal = Journal(db, read_only=True)
     runs = [journal.get_run(run)] if run is not None else journal.runs()
     overview = Table(title=f"runs in {db}")
     for col in ("run", "problem", "strategy", "seed", "budget", "used", "failed", "best", "status"):
@@ -277,7 +286,7 @@ def export(
         raise GPAutotuneError(f"journal {str(db)!r} does not exist")
     if csv is None and parquet is None and t4 is None:
         raise GPAutotuneError("give --csv PATH, --parquet PATH and/or --t4 PATH")
-    journal = Journal(db)
+    journal = Journal(db, read_only=True)
     for path in (csv, parquet):
         if path is not None:
             console.print(f"wrote {export_table(journal, path, run)}")

@@ -98,7 +98,7 @@ class TuneConfig(BaseModel):
     problem: Section
     strategy: Section = Section(name="gpr")
     budget: int = Field(gt=0)
-    seed: int | None = None
+    seed: int | None = Field(None, ge=0)
     storage: str | None = None
     batch_size: int = Field(1, gt=0)
     warm_start: str | None = None
@@ -171,9 +171,14 @@ def load_yaml_model(
     if not path.is_file():
         raise DataNotFoundError(f"{what} file {str(path)!r} does not exist")
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); "
+            "save the file as UTF-8"
+        ) from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+        raise ConfigError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping with keys {keys}")
     data = apply_overrides(data, overrides)

@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from gpautotune.exceptions import BudgetError, ConfigError, GPAutotuneError
+from gpautotune.exceptions import BudgetError, ConfigError, GPAutotuneError, StorageError
 from gpautotune.execution import Evaluator
 from gpautotune.measurement import Measurement
 from gpautotune.problems import Problem
@@ -62,6 +62,7 @@ def run_spec(
         seed=strategy.seed if seed is None else seed,
         space=space.describe(),
         label=label,
+        data_digest=problem.data_digest() if problem else None,
     )
 
 
@@ -147,6 +148,7 @@ class TuningRun:
             run_spec(target, strategy, seed=seed, label=label), budget
         )
         self.run_id = self.record.id
+        self.journal.claim_run(self.run_id)  # before anything is measured for it
         self.trials: list[Trial] = self.journal.trials(self.run_id)
         if not self.trials and warm_start:
             warm = [
@@ -261,14 +263,20 @@ class TuningRun:
             started_at=time.time() if started_at is None else started_at,
             duration_s=duration_s,
         )
-        self.journal.add_trial(self.run_id, trial)  # durable before the strategy hears of it
+        try:
+            self.journal.add_trial(self.run_id, trial)  # durable before the strategy hears of it
+        except StorageError as exc:
+            value = measurement.value if measurement.ok else measurement.status.value
+            raise type(exc)(f"{exc} (not stored: {dict(config)} -> {value})") from None
         self.trials.append(trial)
         self._measured.add(key)
         self.strategy.tell([trial])
         return trial
 
     def finish(self) -> None:
+        """Mark the run finished and give up its ownership."""
         self.journal.finish_run(self.run_id)
+        self.journal.release_run(self.run_id)
 
     def to_frame(self) -> pd.DataFrame:
         return trials_frame(self.journal, self.run_id)

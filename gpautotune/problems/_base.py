@@ -44,6 +44,14 @@ class Problem(ABC):
         """Settings that identify this problem (stored with the run, part of its key)."""
         return {"name": self.name}
 
+    def data_digest(self) -> str | None:
+        """A digest of the data the problem answers from (a replayed table), or None.
+
+        A run stores it beside its key and refuses to resume on another one, so that the
+        values of one run never come from two versions of a table.
+        """
+        return None
+
     def best_known(self) -> Config | None:
         """The configuration of :attr:`optimum`, when known."""
         return None

@@ -153,6 +153,8 @@ class CKernelProblem(KernelProblem):
         timeout_s: float = 60.0,
     ) -> None:
         super().__init__(spec, timeout_s=timeout_s)
+        if shutil.which(compiler) is None:
+            raise ConfigError(f"c-kernel: the C compiler {compiler!r} is not on PATH")
         local = [a.name for a in spec.arguments if a.is_local]
         if local:
             raise ConfigError(f"arguments {local}: local buffers exist only in OpenCL kernels")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import statistics
 import time
 import weakref
@@ -94,6 +95,15 @@ class SpaptProblem(Problem):
             raise ConfigError(f"spapt: preset must be one of {PRESETS}, got {preset!r}")
         if repetitions is not None and repetitions < 1:
             raise ConfigError(f"spapt: repetitions must be >= 1, got {repetitions}")
+        if rtol is not None and not float(rtol) >= 0:
+            raise ConfigError(f"spapt: rtol must be >= 0, got {rtol}")
+        if not (compile_timeout_s > 0 and run_timeout_s > 0):
+            raise ConfigError(
+                f"spapt: time limits must be positive, got compile_timeout_s={compile_timeout_s},"
+                f" run_timeout_s={run_timeout_s}"
+            )
+        if shutil.which(compiler) is None:
+            raise ConfigError(f"spapt: the C compiler {compiler!r} is not on PATH")
         self.kernel = get_kernel(variant)
         self.name = f"spapt/{variant}"
         self.space = self.kernel.space
