@@ -423,12 +423,13 @@ def compare(
     only: Annotated[
         list[str] | None, typer.Option(help="run only the strategies with this label (repeatable)")
     ] = None,
+    allow_imports: AllowImports = False,
 ) -> None:
     """Run (or resume) a repeated comparison on Dask, then write its report."""
     from gpautotune.analysis import analyse, summary_table
     from gpautotune.comparison import load_comparison, run_comparison
 
-    cfg = load_comparison(config)
+    cfg = load_comparison(config, allow_imports=allow_imports)
     with _progress() as progress:
         task = progress.add_task("repetitions", total=None, best="-")
 
@@ -442,6 +443,7 @@ def compare(
             progress=on_progress,
             only=only or None,
             storage=db,
+            allow_imports=allow_imports,
         )
     console.print(
         f"{result.completed}/{result.total} repetitions finished ({result.skipped} already in the journal), "

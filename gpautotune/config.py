@@ -15,7 +15,6 @@ file (``--allow-imports`` on the command line, ``allow_imports=True`` in Python)
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import os
 import typing
@@ -196,23 +195,21 @@ def load_config(path: str | os.PathLike[str], overrides: Sequence[str] = ()) -> 
 
 
 def _problem_factory(
-    name: str, factory_names: bool
+    name: str, factory_names: bool, allow_imports: bool, where: str | None = None
 ) -> tuple[Callable[..., Problem], dict[str, Any]]:
     """The registry's factory, or (with ``factory_names``) the ``module:attribute`` one a
-    name with a colon names."""
+    name with a colon names, imported only with the user's opt-in (``allow_imports``)."""
     if ":" not in name or not factory_names:
         return problem_factory(name)
-    module, _, attr = name.partition(":")
-    try:
-        return getattr(importlib.import_module(module), attr), {}
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(
-            f"problem {name!r}: cannot import {attr!r} from {module!r}: {exc}"
-        ) from None
+    return import_object(name, allowed=allow_imports, key=where or f"problem {name!r}"), {}
 
 
 def check_problem(
-    section: Section, where: str | None = None, *, factory_names: bool = False
+    section: Section,
+    where: str | None = None,
+    *,
+    factory_names: bool = False,
+    allow_imports: bool = False,
 ) -> dict[str, Any]:
     """The options of a problem section, checked against its factory's signature.
 
@@ -220,11 +217,13 @@ def check_problem(
         section: the problem's name and options.
         where: what messages name first (default ``problem (<name>)``).
         factory_names: also accept ``package.module:factory`` names (comparison files).
+        allow_imports: the user's opt-in to importing such a factory.
 
     Raises:
-        ConfigError: an unknown problem or option, or a value of the wrong type.
+        ConfigError: an unknown problem or option, a value of the wrong type, or a
+            ``module:factory`` name without the opt-in.
     """
-    factory, extra = _problem_factory(section.name, factory_names)
+    factory, extra = _problem_factory(section.name, factory_names, allow_imports, where)
     where = where or f"problem ({section.name})"
     return validate_options(factory, section.options, where, skip=tuple(extra))
 
@@ -235,11 +234,12 @@ def build_problem(
     """The problem a section names: a registry name or, with ``factory_names`` (comparison
     files), a ``package.module:factory`` to import.
 
-    ``allow_imports`` is the user's opt-in to the Python code the section names (passed
-    to factories that take it; a file cannot set it).
+    ``allow_imports`` is the user's opt-in to the Python code the section names: a
+    ``module:factory`` name, and names of code in its options (passed to factories that
+    take it); a file cannot set it.
     """
-    factory, extra = _problem_factory(section.name, factory_names)
-    options = check_problem(section, factory_names=factory_names)
+    factory, extra = _problem_factory(section.name, factory_names, allow_imports)
+    options = check_problem(section, factory_names=factory_names, allow_imports=allow_imports)
     if OPT_IN in inspect.signature(factory).parameters:
         options[OPT_IN] = allow_imports
     return factory(**extra, **options)

@@ -117,7 +117,8 @@ class RunOwnedError(StorageError):
 def _process_started(pid: int) -> float | None:
     """A process's start time (None when it does not exist): a pid alone may be reused."""
     try:
-        return psutil.Process(pid).create_time()
+        process = psutil.Process(pid)
+        return None if process.status() == psutil.STATUS_ZOMBIE else process.create_time()
     except (psutil.NoSuchProcess, psutil.ZombieProcess, psutil.AccessDenied):
         return None
 
