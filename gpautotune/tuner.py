@@ -303,6 +303,7 @@ def tune(
     """
     if batch_size < 1:
         raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
+    problem.check()  # a set-up that cannot measure anything fails here, not trial by trial
     run = TuningRun(
         problem,
         strategy,

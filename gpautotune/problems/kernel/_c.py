@@ -191,6 +191,21 @@ class CKernelProblem(KernelProblem):
             self._inputs = (host, expected, folder)
         return self._inputs
 
+    def check(self) -> None:
+        """Build an empty program with the compiler and flags.
+
+        Raises:
+            ConfigError: the compiler fails on it (the first lines of its output).
+        """
+        outcome = self.runner.measure("int main(void) { return 0; }\n", [], 1)
+        if outcome.status is Status.BUILD_ERROR:
+            lines = [x for x in outcome.log.splitlines() if x.strip()]
+            s = self.settings
+            raise ConfigError(
+                f"c-kernel: {s.compiler} {' '.join(s.cflags)} cannot build a program "
+                f"({' / '.join(lines[:2])[:300]}); fix the compiler or flags"
+            )
+
     def source(self, config: Config) -> str:
         """The C program of one configuration."""
         host, expected, _ = self.prepare()

@@ -172,6 +172,22 @@ class SpaptProblem(Problem):
         baseline configuration; :meth:`baseline_record` is its cached measurement)."""
         return dict(self.kernel.baseline)
 
+    def check(self) -> None:
+        """Measure the baseline (cached): a compiler that fails on it fails on everything.
+
+        Raises:
+            ConfigError: the baseline does not build or run (the first line of the log).
+        """
+        try:
+            self.baseline_record()
+        except (RuntimeError, OSError) as exc:
+            lines = [x for x in str(exc).splitlines() if x.strip()]
+            s = self.settings
+            raise ConfigError(
+                f"{self.name}: the baseline does not build or run with {s.compiler} "
+                f"{' '.join(s.cflags)} ({' / '.join(lines[:2])[:300]}); fix the compiler or flags"
+            ) from None
+
     def baseline_record(self, *, refresh: bool = False) -> BaselineRecord:
         """The baseline's measurement, made on first use and cached on disk.
 
