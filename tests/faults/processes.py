@@ -87,20 +87,20 @@ def spin_config(folder: Path, kind: str) -> Path:
     return config
 
 
-def _env() -> dict[str, str]:
+def env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
 
 
 def start_python(script: Path, *args: str) -> subprocess.Popen:
     """Run a script with this checkout first on the path."""
-    return subprocess.Popen([sys.executable, str(script), *args], env=_env(), cwd=script.parent)
+    return subprocess.Popen([sys.executable, str(script), *args], env=env(), cwd=script.parent)
 
 
 def start_cli(folder: Path, *args: str) -> subprocess.Popen:
     """Run ``python -m gpautotune ARGS`` in ``folder`` with this checkout first on the path."""
     return subprocess.Popen(
         [sys.executable, "-m", "gpautotune", *args],
-        env=_env(),
+        env=env(),
         cwd=folder,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

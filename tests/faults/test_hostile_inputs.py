@@ -159,3 +159,22 @@ def test_a_comparison_file_naming_code(tmp_path) -> None:
     )
     one_error_line(["compare", str(path), "--workers", "1"], "--allow-imports")
     assert not pwned.exists() and not (tmp_path / "c.db").exists()
+
+
+def test_an_empty_icd_folder_means_no_opencl_driver(tmp_path) -> None:
+    """OCL_ICD_VENDORS set to a folder without drivers: no device, one line (the
+    pyopencl wheel's loader would still add its bundled PoCL from its own folder)."""
+    pytest.importorskip("pyopencl")
+    import subprocess
+    import sys
+
+    from tests.faults.processes import env as checkout_env
+
+    empty = tmp_path / "vendors"
+    empty.mkdir()
+    env = {**checkout_env(), "OCL_ICD_VENDORS": str(empty)}
+    cmd = [sys.executable, "-m", "gpautotune", "devices"]
+    result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "error: no OpenCL platform found" in result.stderr
+    assert f"OCL_ICD_VENDORS={empty} names no usable driver" in result.stderr

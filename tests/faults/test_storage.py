@@ -19,7 +19,7 @@ from gpautotune.exceptions import StorageError
 from gpautotune.problems import BoothProblem
 from gpautotune.storage import Journal, RunOwnedError
 from gpautotune.tuner import TuningRun
-from tests.faults.processes import ROOT, wait_for
+from tests.faults.processes import env, wait_for
 from tests.faults.test_hostile_inputs import one_error_line
 
 runner = CliRunner()
@@ -150,8 +150,7 @@ def test_a_second_process_on_a_run_is_refused_before_measuring(tmp_path) -> None
     db, ready = tmp_path / "j.db", tmp_path / "ready"
     script = tmp_path / "holder.py"
     script.write_text(HOLDER)
-    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    holder = subprocess.Popen([sys.executable, str(script), str(db), str(ready)], env=env)
+    holder = subprocess.Popen([sys.executable, str(script), str(db), str(ready)], env=env())
     try:
         wait_for(ready.exists, 60, "the first process to open the run")
         config = tmp_path / "b.yaml"
