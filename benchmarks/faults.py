@@ -1,0 +1,201 @@
+"""kill -9 of ``gpautotune tune`` at random moments: the resumed run must end with the
+uninterrupted run's trial sequence, and no process of the killed tuner may outlive it.
+
+For each strategy family the script tunes once without interruption, then runs the same
+command into a fresh journal and kills it with SIGKILL ``--kills`` times, restarting it
+(which resumes the run) after each kill, until it finishes. A kill moment is random: the
+tuner is killed once a random number (1 to ``--spread``) of new trials is stored, after
+a further random delay of up to one mean trial time, so kills land while a strategy
+fits its model, while an evaluation runs, between two stores and during start-up. After
+each kill, every process the tuner had started must be gone (checked by pid).
+
+Families (``--families``):
+
+* ``gpr``: GPR on the K40c Laplacian replay (the issue's reproduction);
+* ``gpr-batch``: the same in batches of 3 (a kill in the middle of a batch);
+* ``genetic``: a baseline (a genetic algorithm) on the same replay;
+* ``quantization``: GPR over the 16 bit widths of the digits network (a non-enumerable
+  space: the candidate pool's backlog must be rebuilt on resume).
+
+Usage (from the repository root)::
+
+    PYTHONPATH=$PWD nice python benchmarks/faults.py --kills 20
+
+writes ``benchmarks/results/faults/faults.json`` and ``faults.md`` (docs/faults.md
+quotes the table); exits 1 when a sequence differs or a process was left.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "benchmarks" / "results" / "faults"
+FAMILIES = {
+    "gpr": ("problem: {name: laplacian-replay}\nstrategy: {name: gpr}\n", 60, 1),
+    "gpr-batch": ("problem: {name: laplacian-replay}\nstrategy: {name: gpr}\n", 60, 3),
+    "genetic": ("problem: {name: laplacian-replay}\nstrategy: {name: genetic}\n", 300, 1),
+    "quantization": (
+        "problem: {name: quantization-digits, size_limit: 0.07, seed: 0}\n"
+        "strategy: {name: gpr, n_init: 8}\n",
+        40,
+        1,
+    ),
+}
+
+
+@dataclass
+class Outcome:
+    """What one family gave."""
+
+    family: str
+    budget: int
+    batch_size: int
+    kills: int = 0
+    stored_at_kills: list[int] = field(default_factory=list)
+    starts: int = 0
+    identical: bool = False
+    trials: int = 0
+    distinct: int = 0
+    leftover_processes: list[int] = field(default_factory=list)
+    wall_s: float = 0.0
+
+
+def _stored(db: Path) -> int:
+    try:
+        with sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True) as conn:
+            return conn.execute("SELECT COUNT(*) FROM trials").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def _configs(db: Path) -> list[str]:
+    with sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True) as conn:
+        rows = conn.execute("SELECT config FROM trials ORDER BY number").fetchall()
+    return [r[0] for r in rows]
+
+
+def _tune(config: Path, db: Path) -> list[str]:
+    return [sys.executable, "-m", "gpautotune", "tune", str(config), "--db", str(db)]
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+
+
+def _start(config: Path, db: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        _tune(config, db), env=_env(), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+
+
+def _kill(proc: subprocess.Popen) -> list[int]:
+    """SIGKILL the tuner; the pids of its processes still alive a few seconds later."""
+    try:
+        family = [p.pid for p in psutil.Process(proc.pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        family = []
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 5
+    alive = family
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.1)
+        alive = [pid for pid in alive if _running(pid)]
+    return alive
+
+
+def _running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def run_family(name: str, kills: int, spread: int, rng: random.Random, work: Path) -> Outcome:
+    text, budget, batch = FAMILIES[name]
+    config = work / f"{name}.yaml"
+    config.write_text(f"{text}budget: {budget}\nseed: 1\nbatch_size: {batch}\n")
+    outcome = Outcome(name, budget, batch)
+    start = time.perf_counter()
+    whole, killed = work / f"{name}-whole.db", work / f"{name}-killed.db"
+    t0 = time.perf_counter()
+    subprocess.run(_tune(config, whole), cwd=ROOT, env=_env(), check=True, capture_output=True)
+    mean_trial = (time.perf_counter() - t0) / budget
+    while True:
+        proc = _start(config, killed)
+        outcome.starts += 1
+        if outcome.kills >= kills:
+            _, err = proc.communicate()
+            if proc.returncode != 0:
+                raise RuntimeError(f"the last resume of {name} failed: {err.decode()[-2000:]}")
+            break
+        target = _stored(killed) + rng.randint(1, spread)
+        while _stored(killed) < target and proc.poll() is None:
+            time.sleep(0.01)
+        if proc.poll() is not None:  # finished before the kill moment
+            break
+        time.sleep(rng.uniform(0, mean_trial))
+        outcome.stored_at_kills.append(_stored(killed))
+        outcome.leftover_processes += _kill(proc)
+        outcome.kills += 1
+    a, b = _configs(whole), _configs(killed)
+    outcome.identical, outcome.trials, outcome.distinct = a == b, len(b), len(set(b))
+    outcome.wall_s = round(time.perf_counter() - start, 1)
+    return outcome
+
+
+def _markdown(outcomes: list[Outcome]) -> str:
+    lines = [
+        "| family | budget | batch | kills | trials stored at the kills | starts | trials |"
+        " distinct | same sequence | processes left | wall (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for o in outcomes:
+        lines.append(
+            f"| {o.family} | {o.budget} | {o.batch_size} | {o.kills} | "
+            f"{', '.join(map(str, o.stored_at_kills))} | {o.starts} | {o.trials} | "
+            f"{o.distinct} | {'yes' if o.identical else 'NO'} | {len(o.leftover_processes)} | "
+            f"{o.wall_s} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--families", nargs="+", default=list(FAMILIES), choices=FAMILIES)
+    parser.add_argument("--kills", type=int, default=20, help="kills per family")
+    parser.add_argument("--spread", type=int, default=2, help="new trials before a kill, 1..N")
+    parser.add_argument("--seed", type=int, default=19)
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(args.seed)
+    outcomes = []
+    with tempfile.TemporaryDirectory(prefix="gpautotune-faults-") as work:
+        for name in args.families:
+            outcome = run_family(name, args.kills, args.spread, rng, Path(work))
+            print(json.dumps(asdict(outcome)), flush=True)
+            outcomes.append(outcome)
+    (args.out / "faults.json").write_text(json.dumps([asdict(o) for o in outcomes], indent=1))
+    (args.out / "faults.md").write_text(_markdown(outcomes))
+    print(_markdown(outcomes))
+    if not all(o.identical and not o.leftover_processes for o in outcomes):
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
