@@ -2,8 +2,9 @@
 uninterrupted run's trial sequence, and no process of the killed tuner may outlive it.
 
 For each strategy family the script tunes once without interruption, then runs the same
-command into a fresh journal and kills it with SIGKILL ``--kills`` times, restarting it
-(which resumes the run) after each kill, until it finishes. A kill moment is random: the
+command into a fresh journal and kills it with SIGKILL, restarting it (which resumes the
+run) after each kill, until it finishes; when a run finishes before ``--kills`` kills
+were made, the next seed gets the kills left. A kill moment is random: the
 tuner is killed once a random number (1 to ``--spread``) of new trials is stored, after
 a further random delay of up to one mean trial time, so kills land while a strategy
 fits its model, while an evaluation runs, between two stores and during start-up. After
@@ -45,13 +46,13 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "faults"
 FAMILIES = {
-    "gpr": ("problem: {name: laplacian-replay}\nstrategy: {name: gpr}\n", 60, 1),
-    "gpr-batch": ("problem: {name: laplacian-replay}\nstrategy: {name: gpr}\n", 60, 3),
-    "genetic": ("problem: {name: laplacian-replay}\nstrategy: {name: genetic}\n", 300, 1),
+    "gpr": ("problem: {name: laplacian-replay}\nstrategy: {name: gpr}\n", 40, 1),
+    "gpr-batch": ("problem: {name: laplacian-replay}\nstrategy: {name: gpr}\n", 40, 3),
+    "genetic": ("problem: {name: laplacian-replay}\nstrategy: {name: genetic}\n", 120, 1),
     "quantization": (
         "problem: {name: quantization-digits, size_limit: 0.07, seed: 0}\n"
         "strategy: {name: gpr, n_init: 8}\n",
-        40,
+        30,
         1,
     ),
 }
@@ -64,8 +65,10 @@ class Outcome:
     family: str
     budget: int
     batch_size: int
+    seeds: int = 0
     kills: int = 0
-    stored_at_kills: list[int] = field(default_factory=list)
+    #: Per seed, the trials stored when each kill came.
+    stored_at_kills: list[list[int]] = field(default_factory=list)
     starts: int = 0
     identical: bool = False
     trials: int = 0
@@ -125,51 +128,75 @@ def _running(pid: int) -> bool:
         return False
 
 
-def run_family(name: str, kills: int, spread: int, rng: random.Random, work: Path) -> Outcome:
-    text, budget, batch = FAMILIES[name]
-    config = work / f"{name}.yaml"
-    config.write_text(f"{text}budget: {budget}\nseed: 1\nbatch_size: {batch}\n")
-    outcome = Outcome(name, budget, batch)
-    start = time.perf_counter()
-    whole, killed = work / f"{name}-whole.db", work / f"{name}-killed.db"
+def _round(config: Path, work: Path, kills: int, spread: int, rng: random.Random) -> dict:
+    """One uninterrupted run and one killed up to ``kills`` times (fewer when it finishes
+    first); their sequences, the kill moments and any process left."""
+    whole = work / f"{config.stem}-{len(list(work.glob('*-whole.db')))}-whole.db"
+    killed = whole.with_name(whole.name.replace("-whole", "-killed"))
     t0 = time.perf_counter()
     subprocess.run(_tune(config, whole), cwd=ROOT, env=_env(), check=True, capture_output=True)
-    mean_trial = (time.perf_counter() - t0) / budget
+    mean_trial = (time.perf_counter() - t0) / max(len(_configs(whole)), 1)
+    moments, left, starts = [], [], 0
     while True:
         proc = _start(config, killed)
-        outcome.starts += 1
-        if outcome.kills >= kills:
+        starts += 1
+        target = _stored(killed) + rng.randint(1, spread)
+        while len(moments) < kills and _stored(killed) < target and proc.poll() is None:
+            time.sleep(0.01)
+        if len(moments) >= kills or proc.poll() is not None:  # finished before a kill
             _, err = proc.communicate()
             if proc.returncode != 0:
-                raise RuntimeError(f"the last resume of {name} failed: {err.decode()[-2000:]}")
-            break
-        target = _stored(killed) + rng.randint(1, spread)
-        while _stored(killed) < target and proc.poll() is None:
-            time.sleep(0.01)
-        if proc.poll() is not None:  # finished before the kill moment
+                raise RuntimeError(f"resuming {config.stem} failed: {err.decode()[-2000:]}")
             break
         time.sleep(rng.uniform(0, mean_trial))
-        outcome.stored_at_kills.append(_stored(killed))
-        outcome.leftover_processes += _kill(proc)
-        outcome.kills += 1
-    a, b = _configs(whole), _configs(killed)
-    outcome.identical, outcome.trials, outcome.distinct = a == b, len(b), len(set(b))
+        moments.append(_stored(killed))
+        left += _kill(proc)
+    return {
+        "same": _configs(whole) == _configs(killed),
+        "trials": len(_configs(killed)),
+        "distinct": len(set(_configs(killed))),
+        "moments": moments,
+        "left": left,
+        "starts": starts,
+    }
+
+
+def run_family(name: str, kills: int, spread: int, rng: random.Random, work: Path) -> Outcome:
+    """Rounds of :func:`_round` (seeds 1, 2, ...) until ``kills`` kills were made."""
+    text, budget, batch = FAMILIES[name]
+    outcome = Outcome(name, budget, batch)
+    start = time.perf_counter()
+    identical = []
+    while outcome.kills < kills:
+        seed = len(identical) + 1
+        config = work / f"{name}-seed{seed}.yaml"
+        config.write_text(f"{text}budget: {budget}\nseed: {seed}\nbatch_size: {batch}\n")
+        result = _round(config, work, kills - outcome.kills, spread, rng)
+        identical.append(result["same"])
+        outcome.kills += len(result["moments"])
+        outcome.stored_at_kills.append(result["moments"])
+        outcome.leftover_processes += result["left"]
+        outcome.starts += result["starts"]
+        outcome.trials += result["trials"]
+        outcome.distinct += result["distinct"]
+    outcome.identical = all(identical)
+    outcome.seeds = len(identical)
     outcome.wall_s = round(time.perf_counter() - start, 1)
     return outcome
 
 
 def _markdown(outcomes: list[Outcome]) -> str:
     lines = [
-        "| family | budget | batch | kills | trials stored at the kills | starts | trials |"
-        " distinct | same sequence | processes left | wall (s) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| family | budget | batch | seeds | kills | trials stored at the kills (per seed) |"
+        " starts | trials | distinct | same sequences | processes left | wall (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for o in outcomes:
+        moments = "; ".join(", ".join(map(str, m)) for m in o.stored_at_kills)
         lines.append(
-            f"| {o.family} | {o.budget} | {o.batch_size} | {o.kills} | "
-            f"{', '.join(map(str, o.stored_at_kills))} | {o.starts} | {o.trials} | "
-            f"{o.distinct} | {'yes' if o.identical else 'NO'} | {len(o.leftover_processes)} | "
-            f"{o.wall_s} |"
+            f"| {o.family} | {o.budget} | {o.batch_size} | {o.seeds} | {o.kills} | {moments} | "
+            f"{o.starts} | {o.trials} | {o.distinct} | {'yes' if o.identical else 'NO'} | "
+            f"{len(o.leftover_processes)} | {o.wall_s} |"
         )
     return "\n".join(lines) + "\n"
 
