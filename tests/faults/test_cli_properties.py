@@ -41,8 +41,12 @@ TOKENS = [
 predicates = st.one_of(
     st.lists(st.sampled_from(TOKENS), min_size=1, max_size=12).map(" ".join),
     st.text(max_size=40),
-    st.builds(lambda n, op: op.join(["x"] * n) + " > 0", st.integers(1, 300), st.sampled_from([" + ", " ** "])),
-)  # fmt: skip
+    st.builds(
+        lambda n, op: op.join(["x"] * n) + " > 0",
+        st.integers(1, 300),
+        st.sampled_from([" + ", " ** "]),
+    ),
+)
 cells = st.one_of(
     st.integers(-2, 9).map(str),
     st.floats(allow_nan=True, allow_infinity=True).map(repr),
@@ -53,7 +57,7 @@ tables = st.tuples(
     st.lists(st.lists(cells, min_size=0, max_size=5), max_size=8),
 ).map(lambda t: "\n".join([",".join(t[0]), *(",".join(row) for row in t[1])]) + "\n")
 scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-10**20, 10**20), st.floats(), st.text(max_size=12)
+    st.none(), st.booleans(), st.integers(-(10**20), 10**20), st.floats(), st.text(max_size=12)
 )
 documents = st.recursive(
     scalars,

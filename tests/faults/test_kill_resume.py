@@ -20,7 +20,9 @@ import pytest
 
 from tests.faults.processes import ROOT, descendants, env, gone, wait_for
 
-CONFIG = "problem: {name: laplacian-replay}\nstrategy: {name: gpr, n_init: 6}\nbudget: 16\nseed: 3\n"
+CONFIG = (
+    "problem: {name: laplacian-replay}\nstrategy: {name: gpr, n_init: 6}\nbudget: 16\nseed: 3\n"
+)
 
 
 def _configs(db) -> list[str]:

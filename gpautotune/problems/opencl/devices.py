@@ -3,8 +3,9 @@
 Selection is by case-insensitive substring of the platform (or vendor) and device name,
 or by index. An ``OCL_ICD_VENDORS`` folder set by the user is the list of drivers: the
 PoCL that the pyopencl wheel's loader adds from its own folder is left out unless the
-folder names a PoCL driver too. A missing runtime or device raises :class:`~gpautotune.exceptions.DeviceError`
-whose message says how to install PoCL, a CPU OpenCL that works everywhere.
+folder names a PoCL driver too. A missing runtime or device raises
+:class:`~gpautotune.exceptions.DeviceError` whose message says how to install PoCL, a
+CPU OpenCL that works everywhere.
 """
 
 from __future__ import annotations

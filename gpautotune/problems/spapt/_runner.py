@@ -4,10 +4,10 @@ Each measurement gets a fresh directory; the compiler and the program run in the
 process group, killed whole when they exceed their time limit, and die with the process
 that started them (:func:`~gpautotune.execution.parent_death_preexec`). The work
 directory is named after that process (``gpautotune-spapt-<pid>-*``): a runner removes
-the directories of processes that no longer exist (killed before they could clean up). Outcomes map to the
-statuses of the specification: compiler error -> ``build_error``; compile or run over
-its limit -> ``timeout``; exit status 1 after the validation message ->
-``wrong_result``; any other failure -> ``run_error``; otherwise ``ok`` with every
+the directories of processes that no longer exist (killed before they could clean up).
+Outcomes map to the statuses of the specification: compiler error -> ``build_error``;
+compile or run over its limit -> ``timeout``; exit status 1 after the validation message
+-> ``wrong_result``; any other failure -> ``run_error``; otherwise ``ok`` with every
 repetition's time.
 """
 
