@@ -50,7 +50,11 @@ def test_gpr_killed_three_times_ends_as_the_uninterrupted_run(tmp_path) -> None:
     for _ in range(3):
         proc = _tune(config, killed)
         target = len(_configs(killed)) + rng.randint(1, 3)
-        wait_for(lambda: len(_configs(killed)) >= target or proc.poll() is not None, 300, "trials")
+        wait_for(
+            lambda t=target, p=proc: len(_configs(killed)) >= t or p.poll() is not None,
+            300,
+            "trials",
+        )
         time.sleep(rng.uniform(0, per_trial))
         family = [p.pid for p in descendants(proc.pid)]
         proc.send_signal(signal.SIGKILL)
