@@ -451,21 +451,12 @@ class Journal:
     ) -> None:
         """Insert or update the catalog entry of a problem (see :class:`CatalogEntry`)."""
         with self._sql("cannot record a problem in"):
-            self._record_problem(name, settings, section, optimum)
-
-    def _record_problem(
-        self,
-        name: str,
-        settings: Mapping[str, Any],
-        section: Mapping[str, Any],
-        optimum: float | None,
-    ) -> None:
-        self._conn.execute(
-            "INSERT INTO problem_catalog (problem, problem_settings, section, optimum)"
-            " VALUES (?,?,?,?) ON CONFLICT(problem, problem_settings)"
-            " DO UPDATE SET section=excluded.section, optimum=excluded.optimum",
-            (name, dumps(settings), dumps(section), optimum),
-        )
+            self._conn.execute(
+                "INSERT INTO problem_catalog (problem, problem_settings, section, optimum)"
+                " VALUES (?,?,?,?) ON CONFLICT(problem, problem_settings)"
+                " DO UPDATE SET section=excluded.section, optimum=excluded.optimum",
+                (name, dumps(settings), dumps(section), optimum),
+            )
 
     def problem_catalog(self) -> dict[tuple[str, str], CatalogEntry]:
         """Catalog entries by ``(problem, settings JSON as stored with runs)``; empty when
