@@ -276,7 +276,15 @@ class TuningRun:
     def finish(self) -> None:
         """Mark the run finished and give up its ownership."""
         self.journal.finish_run(self.run_id)
-        self.journal.release_run(self.run_id)
+        self.release()
+
+    def release(self) -> None:
+        """Give up the ownership of the run (another process may resume it now); a
+        journal that can no longer be written keeps it until this process ends."""
+        try:
+            self.journal.release_run(self.run_id)
+        except StorageError as exc:
+            _log.warning("run %d: %s", self.run_id, exc)
 
     def to_frame(self) -> pd.DataFrame:
         return trials_frame(self.journal, self.run_id)
@@ -331,4 +339,5 @@ def tune(
         run.finish()
     finally:
         evaluator.close()
+        run.release()
     return TuneResult(run.run_id, list(run.trials), budget, run.journal.path)

@@ -166,3 +166,20 @@ def test_a_second_process_on_a_run_is_refused_before_measuring(tmp_path) -> None
     assert result.exit_code == 0, result.output
     with Journal(db, read_only=True) as journal:
         assert len(journal.trials(1)) == 3
+
+
+def test_a_run_that_raised_can_be_resumed_by_another_process(tmp_path) -> None:
+    """tune() gives the run up however it ends (a comparison task retried on another
+    worker must be able to resume it while this process lives on)."""
+    from gpautotune.tuner import tune
+
+    class Crashing(BoothProblem):
+        def evaluate(self, config):
+            raise KeyboardInterrupt  # not turned into a status: it ends tune()
+
+    db = tmp_path / "j.db"
+    with pytest.raises(KeyboardInterrupt):
+        tune(Crashing(), "random", 3, storage=db, seed=1)
+    claim = "from gpautotune.problems import BoothProblem; from gpautotune.tuner import TuningRun;"
+    claim += f" TuningRun(BoothProblem(), 'random', storage={str(db)!r}, seed=1, budget=3)"
+    subprocess.run([sys.executable, "-c", claim], env=env(), check=True, timeout=120)
