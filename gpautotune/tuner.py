@@ -187,6 +187,7 @@ class TuningRun:
         for proposal in again:
             key = self.strategy._key(proposal.config)
             if key not in self._measured:
+                proposal = Proposal(proposal.config, {**proposal.info, "batch": [start, size]})
                 self._pending[key] = proposal
                 self._queued.append(proposal)
         _log.info("run %d: %d proposals of the interrupted batch left", self.run_id, len(again))
@@ -206,13 +207,13 @@ class TuningRun:
 
     def ask(self, n: int = 1) -> list[Config]:
         """Up to ``n`` configurations to evaluate (never more than the budget left)."""
+        if self.remaining is not None:  # pending proposals not yet handed out do not count
+            n = min(n, self.remaining - len(self._pending) + len(self._queued))
+        if n <= 0:
+            return []
         if self._queued:  # an interrupted batch first, alone
             out, self._queued = self._queued[:n], self._queued[n:]
             return [dict(p.config) for p in out]
-        if self.remaining is not None:
-            n = min(n, self.remaining - len(self._pending))
-        if n <= 0:
-            return []
         out = []
         start = len(self.trials)
         for proposal in self.strategy.ask(n):
