@@ -59,7 +59,12 @@ def _signals_end_cleanly() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    before = {sig: signal.signal(sig, _end) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    # A signal set to be ignored stays ignored (SIGHUP under nohup).
+    before = {
+        sig: signal.signal(sig, _end)
+        for sig in (signal.SIGTERM, signal.SIGHUP)
+        if signal.getsignal(sig) is signal.SIG_DFL
+    }
     try:
         yield
     finally:
