@@ -135,15 +135,18 @@ def test_sigterm_of_the_cli_while_an_opencl_kernel_spins_ends_the_worker(tmp_pat
 
 
 class SpinsOnce(Problem):
-    """Spins at x == 2 (until killed); elsewhere returns x + 1 and the worker pid."""
+    """Spins at x == 2 (until killed; it writes its pid to ``marker`` first); elsewhere
+    returns x + 1 and the worker pid."""
 
     name = "spins-once"
 
-    def __init__(self) -> None:
+    def __init__(self, marker: Path) -> None:
         self.space = Space([IntRange("x", 0, 5)])
+        self.marker = marker
 
     def evaluate(self, config):
         if config["x"] == 2:
+            self.marker.write_text(str(os.getpid()))
             while True:
                 pass
         return Measurement.success(float(config["x"]) + 1.0, pid=os.getpid())
@@ -154,25 +157,27 @@ def test_a_worker_killed_mid_evaluation_costs_one_trial(tmp_path) -> None:
     """Something kills the worker while it evaluates: that trial is a run_error, the run
     goes on in a new worker, and the killed worker's temporary folder is gone."""
     evaluator = IsolatedEvaluator(timeout_s=120)
-    killed: list[int] = []
+    marker = tmp_path / "spinning"
+    folders: list[str | None] = []
 
     def killer() -> None:
-        while not killed:
-            process = evaluator._process
-            if process is not None and evaluator._busy and process.pid:
-                folder = evaluator._tmp
-                os.kill(process.pid, signal.SIGKILL)
-                killed.append(process.pid)
-                wait_for(lambda f=folder: not os.path.exists(f), 30, "the worker folder to go")
-                return
-            threading.Event().wait(0.05)
+        wait_for(marker.exists, 120, "the spinning evaluation")
+        folders.append(evaluator._tmp)
+        os.kill(int(marker.read_text()), signal.SIGKILL)
 
     watcher = threading.Thread(target=killer, daemon=True)
     watcher.start()
-    result = tune(SpinsOnce(), "sobol", 6, seed=0, evaluator=evaluator, storage=tmp_path / "j.db")
+    result = tune(
+        SpinsOnce(marker), "sobol", 6, seed=0, evaluator=evaluator, storage=tmp_path / "j.db"
+    )
     watcher.join(30)
+    killed = int(marker.read_text())
     statuses = {t.config["x"]: t.status for t in result.trials}
     assert statuses.pop(2) is Status.RUN_ERROR and set(statuses.values()) == {Status.OK}
-    pids = {t.measurement.metrics["pid"] for t in result.trials if t.ok}
-    assert killed and killed[0] not in pids
-    assert not psutil.pid_exists(killed[0]) or gone(killed[0])
+    after = [
+        t
+        for t in result.trials
+        if t.number > next(t.number for t in result.trials if t.config["x"] == 2)
+    ]
+    assert after and all(t.measurement.metrics["pid"] != killed for t in after)
+    assert gone(killed) and folders and not os.path.exists(folders[0])
