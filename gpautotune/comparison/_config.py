@@ -114,6 +114,20 @@ class ComparisonConfig(BaseModel):
             del data["problem"]
         return data
 
+    @field_validator("storage")
+    @classmethod
+    def _journal_file(cls, value: str) -> str:
+        from gpautotune.exceptions import StorageError
+        from gpautotune.storage import journal_path
+
+        try:
+            path = journal_path(value)
+        except StorageError as exc:
+            raise ValueError(str(exc)) from None
+        if path == ":memory:":
+            raise ValueError("a comparison's journal must be a file (its workers share it)")
+        return path
+
     @field_validator("checkpoints")
     @classmethod
     def _sorted_checkpoints(cls, value: list[int] | None) -> list[int] | None:

@@ -24,8 +24,9 @@ from gpautotune.comparison._config import (
 )
 from gpautotune.comparison._dask import RepetitionOutcome, dask_client, run_repetition, task_options
 from gpautotune.config import build_problem
+from gpautotune.exceptions import StorageError
 from gpautotune.problems import Problem
-from gpautotune.storage import Journal
+from gpautotune.storage import Journal, journal_path
 
 __all__ = ["ComparisonResult", "ProgressCallback", "run_comparison", "pending_repetitions"]
 
@@ -69,7 +70,17 @@ class ComparisonResult:
 
 
 def _catalog(config: ComparisonConfig, problems: Sequence[Problem]) -> None:
+    """Record each problem (section, optimum) and the report's settings in the journal,
+    so that a report made later from the journal alone is the comparison's."""
     with Journal(config.storage) as journal:
+        journal.record_report_settings(
+            {
+                "checkpoints": config.report_checkpoints(),
+                "reference": config.reference_label(),
+                "labels": [s.display for s in config.strategies],
+                "output": str(config.report_dir().resolve()) if config.output else None,
+            }
+        )
         for section, problem in zip(config.problems, problems, strict=True):
             journal.record_problem(
                 problem.name,
@@ -120,7 +131,10 @@ def run_comparison(
     config = load_comparison(config_path, allow_imports=allow_imports)
     config = config.select(list(only) if only else None)
     if storage is not None:
-        config = config.model_copy(update={"storage": str(storage)})
+        path = journal_path(storage)
+        if path == ":memory:":
+            raise StorageError("a comparison's journal must be a file (its workers share it)")
+        config = config.model_copy(update={"storage": path})
     Path(config.storage).expanduser().parent.mkdir(parents=True, exist_ok=True)
     problems = [
         build_problem(s, factory_names=True, allow_imports=allow_imports) for s in config.problems

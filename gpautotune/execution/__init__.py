@@ -13,6 +13,7 @@ from gpautotune.execution._lifetime import (
     owned_temp_folder,
     parent_death_preexec,
     remove_orphaned_folders,
+    signals_end_cleanly,
 )
 
 __all__ = [
@@ -25,4 +26,5 @@ __all__ = [
     "owned_temp_folder",
     "parent_death_preexec",
     "remove_orphaned_folders",
+    "signals_end_cleanly",
 ]

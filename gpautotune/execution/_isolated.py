@@ -72,16 +72,9 @@ def _evaluate_here(problem: Evaluable | None, config: Config) -> Measurement:
     if problem is None:
         return Measurement.failure(Status.RUN_ERROR, "the worker has no problem to evaluate")
     try:
-        result = problem.evaluate(config)
+        return Measurement.of(problem.evaluate(config))
     except Exception as exc:  # noqa: BLE001 - the evaluation boundary turns crashes into statuses
-        return Measurement.failure(
-            Status.RUN_ERROR, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
-        )
-    if not isinstance(result, Measurement):
-        return Measurement.failure(
-            Status.RUN_ERROR, f"evaluate returned {type(result).__name__}, not a Measurement"
-        )
-    return result
+        return Measurement.crash(exc)
 
 
 def _serve(conn: Connection, parent_pid: int | None = None, tmp: str | None = None) -> None:

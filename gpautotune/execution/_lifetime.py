@@ -15,11 +15,14 @@ get the first mechanism (they are not Python).
 
 A process killed with ``kill -9`` cannot remove its temporary folders. Folders made by
 :func:`owned_temp_folder` carry their process's pid in their name; each new one first
-removes those whose process no longer exists.
+removes those whose process no longer exists. A command run inside
+:func:`signals_end_cleanly` ends on SIGTERM or SIGHUP as on an exception, so that its
+``finally`` blocks stop its workers and remove its folders.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import os
@@ -29,11 +32,12 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 __all__ = [
     "die_with_parent",
+    "signals_end_cleanly",
     "owned_temp_folder",
     "parent_death_preexec",
     "remove_orphaned_folders",
@@ -119,3 +123,27 @@ def owned_temp_folder(prefix: str) -> Path:
     removing the folders of ``prefix`` left by processes that are gone."""
     remove_orphaned_folders(prefix)
     return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-"))
+
+
+def _end(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+@contextlib.contextmanager
+def signals_end_cleanly() -> Iterator[None]:
+    """SIGTERM and SIGHUP end the command as an exception does: ``finally`` blocks stop
+    worker processes and remove temporary folders (the default action would not)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    # A signal set to be ignored stays ignored (SIGHUP under nohup).
+    before = {
+        sig: signal.signal(sig, _end)
+        for sig in (signal.SIGTERM, signal.SIGHUP)
+        if signal.getsignal(sig) is signal.SIG_DFL
+    }
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)

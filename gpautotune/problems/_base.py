@@ -37,8 +37,15 @@ class Problem(ABC):
     report_metrics: tuple[str, ...] = ()
 
     @abstractmethod
-    def evaluate(self, config: Config) -> Measurement:
-        """Measure one configuration; never raise for a bad configuration."""
+    def evaluate(self, config: Config) -> Measurement | float:
+        """Measure one configuration; never raise for a bad configuration.
+
+        Return a :class:`Measurement`, or a plain number for an ok value. Report a
+        configuration that fails with ``Measurement.failure(Status.RUN_ERROR, "why")``
+        (or another :class:`Status`): it is stored, counted in the budget and never
+        proposed again. An exception escaping ``evaluate`` is stored as a ``run_error``
+        too, but the tuner stops when the first evaluations all raise the same one (a
+        bug, not a bad configuration)."""
 
     def describe(self) -> dict[str, Any]:
         """Settings that identify this problem (stored with the run, part of its key)."""

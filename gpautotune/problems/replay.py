@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from gpautotune.exceptions import ConfigError, SpaceError
 from gpautotune.measurement import Measurement, Status
 from gpautotune.problems._base import Problem
 from gpautotune.problems._data import find_data
 from gpautotune.space import Config, Space
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["ReplayProblem", "laplacian_replay", "table_digest", "LAPLACIAN_K40C"]
 
@@ -33,6 +35,8 @@ def _read_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
             f"{path} is JSON, not a CSV table; replay a Kernel Tuner cache or T4 results file "
             f"with `problem: {{name: kt-cache, path: {path}}}`"
         )
+    import pandas as pd  # imported here: pandas is not needed to import the package
+
     try:
         return pd.read_csv(path)
     except (ValueError, UnicodeDecodeError) as exc:  # pandas' ParserError is a ValueError
@@ -51,6 +55,8 @@ def table_digest(*columns: np.ndarray) -> str:
 
 def _numbers(column: pd.Series, name: str) -> np.ndarray:
     """A column as floats (empty cells NaN); text that is not a number is refused."""
+    import pandas as pd
+
     values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
     bad = np.flatnonzero(np.isnan(values) & column.notna().to_numpy())
     if len(bad):
@@ -90,6 +96,8 @@ class ReplayProblem(Problem):
         objective: str,
         name: str = "replay",
     ) -> None:
+        import pandas as pd
+
         self.source = None if isinstance(table, pd.DataFrame) else str(table)
         frame = table if isinstance(table, pd.DataFrame) else _read_csv(table)
         missing = [c for c in [*space.names, objective] if c not in frame.columns]

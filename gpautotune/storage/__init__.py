@@ -10,6 +10,7 @@ from gpautotune.storage._kernel_tuner import (
 from gpautotune.storage._records import CatalogEntry, RunRecord, RunSpec, package_versions
 from gpautotune.storage._t4 import export_t4, t4_document, validate_t4
 from gpautotune.storage._tables import export_table, import_csv, trials_frame
+from gpautotune.storage._url import journal_path
 
 __all__ = [
     "STATUS_INVALIDITY",
@@ -22,6 +23,7 @@ __all__ = [
     "export_t4",
     "export_table",
     "import_csv",
+    "journal_path",
     "package_versions",
     "read_tuning_file",
     "t4_document",

@@ -26,10 +26,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
-import psutil
+from typing import TYPE_CHECKING, Any
 
 from gpautotune.exceptions import StorageError
 from gpautotune.measurement import Measurement, Status
@@ -40,7 +37,11 @@ from gpautotune.storage._records import (
     dumps,
     package_versions,
 )
+from gpautotune.storage._url import journal_path
 from gpautotune.trial import Origin, Trial
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["Journal", "RunOwnedError"]
 
@@ -99,6 +100,10 @@ CREATE TABLE IF NOT EXISTS problem_catalog (
     optimum REAL,
     PRIMARY KEY (problem, problem_settings)
 );
+CREATE TABLE IF NOT EXISTS report_settings (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 """
 
 
@@ -116,6 +121,8 @@ class RunOwnedError(StorageError):
 
 def _process_started(pid: int) -> float | None:
     """A process's start time (None when it does not exist): a pid alone may be reused."""
+    import psutil
+
     try:
         process = psutil.Process(pid)
         return None if process.status() == psutil.STATUS_ZOMBIE else process.create_time()
@@ -127,16 +134,18 @@ class Journal:
     """An SQLite trial journal (``path`` may be ``":memory:"``).
 
     Args:
-        path: the database file (created with its folder if missing) or ``":memory:"``.
+        path: the database file (created with its folder if missing), an
+            ``sqlite:///PATH`` URL, or ``":memory:"`` (see
+            :func:`~gpautotune.storage.journal_path`).
         read_only: open an existing journal without writing to it (reports, exports).
 
     Raises:
         StorageError: the file cannot be opened, or (read-only) does not exist or is not
-            a journal.
+            a journal, or ``path`` is a URL of another kind.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
-        self.path = str(path)
+        self.path = journal_path(path)
         self.read_only = read_only
         if read_only:
             self._conn = self._open_read_only()
@@ -347,6 +356,15 @@ class Journal:
                 (time.time(), run_id),
             )
 
+    def set_aside_run(self, run_id: int) -> None:
+        """Mark a run ``stopped`` and free its key: the run and its trials stay (for the
+        record), and opening a run with the same settings starts a new one."""
+        with self._sql("cannot set a run aside in"):
+            self._conn.execute(
+                "UPDATE runs SET status='stopped', key=key || ? WHERE id=?",
+                (f"#stopped-{run_id}", run_id),
+            )
+
     # ---------------------------------------------------------------- trials
     def add_trial(self, run_id: int, trial: Trial) -> None:
         """Append one trial and commit it (durable once this returns)."""
@@ -425,6 +443,8 @@ class Journal:
     def run_table(self) -> pd.DataFrame:
         """One row per run: ``id, problem, problem_settings`` (stored JSON), ``strategy,
         seed, budget, status, label``, in id order."""
+        import pandas as pd
+
         return pd.read_sql_query(
             "SELECT id, problem, problem_settings, strategy, seed, budget, status, label"
             " FROM runs ORDER BY id",
@@ -434,6 +454,8 @@ class Journal:
     def trial_values(self, origin: Origin | None = Origin.TUNER) -> pd.DataFrame:
         """One row per trial of every run (of ``origin``; every trial when None):
         ``run_id, number, status, value``, in run and number order."""
+        import pandas as pd
+
         where, args = ("WHERE origin=?", (origin.value,)) if origin else ("", ())
         return pd.read_sql_query(
             f"SELECT run_id, number, status, value FROM trials {where} ORDER BY run_id, number",
@@ -468,3 +490,22 @@ class Journal:
         except sqlite3.OperationalError:  # no such table
             return {}
         return {(r[0], r[1]): CatalogEntry(r[0], r[1], json.loads(r[2]), r[3]) for r in rows}
+
+    # -------------------------------------------------------- report settings
+    def record_report_settings(self, settings: Mapping[str, Any]) -> None:
+        """Store how the journal's report is made (a comparison's ``checkpoints``,
+        ``reference`` and ``output`` folder), replacing earlier values of those keys."""
+        self._conn.executemany(
+            "INSERT INTO report_settings (key, value) VALUES (?, ?)"
+            " ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+            [(k, dumps(v)) for k, v in settings.items()],
+        )
+
+    def report_settings(self) -> dict[str, Any]:
+        """The stored report settings; empty when none (or for journals written before
+        they were stored, opened read-only)."""
+        try:
+            rows = self._conn.execute("SELECT key, value FROM report_settings").fetchall()
+        except sqlite3.OperationalError:  # no such table
+            return {}
+        return {k: json.loads(v) for k, v in rows}

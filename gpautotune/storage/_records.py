@@ -72,6 +72,15 @@ class RunSpec:
             }
         )
 
+    def describe(self) -> str:
+        """``problem / strategy, seed S`` (with the name when the run has one)."""
+        return _describe(self.problem, self.strategy, self.seed, self.label)
+
+
+def _describe(problem: str, strategy: str, seed: int | None, label: str | None) -> str:
+    named = f", name {label!r}" if label is not None else ""
+    return f"{problem} / {strategy}, seed {seed}{named}"
+
 
 @dataclass(frozen=True)
 class RunRecord:
@@ -88,6 +97,10 @@ class RunRecord:
     finished_at: float | None
     label: str | None
     settings: Mapping[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """``problem / strategy, seed S`` (with the name when the run has one)."""
+        return _describe(self.problem, self.strategy, self.seed, self.label)
 
 
 @dataclass(frozen=True)
