@@ -16,8 +16,9 @@ The seeds' method (seed 003 §4.2, figure 13.4), on BoTorch/GPyTorch:
    all 200 Laplacian replay runs end within 0.6% of the optimum at 120 evaluations
    (docs/benchmarks.md).
 
-Failed configurations are never proposed again and are left out of the regression; an
-optional feasibility classifier multiplies EI by the probability of success.
+Failed configurations are never proposed again; they join the regression at the worst
+value measured (``failed_value``), and a feasibility classifier multiplies EI by the
+probability of success.
 
 The strategy's state is a function of the trials told: each model step records its fit
 (:class:`ModelFit`, with the exact hyperparameters) in its picks' info, the next fit
@@ -159,11 +160,10 @@ class GPRStrategy(Strategy):
             initial = self._initial(min(n, self.n_init - len(self.trials)))
             if len(initial):
                 return self.proposals(initial, source="initial")
-        ok = self.measured
-        if len(ok) < 2:
+        if len(self.measured) < 2:
             return self._space_filling(n, reason="fewer than 2 successful measurements")
         try:
-            return self._screened_step(n, ok) if self.screening else self._model_step(n, ok)
+            return self._screened_step(n) if self.screening else self._model_step(n)
         except SurrogateError as exc:
             _log.warning("GPR falls back to space filling: %s", exc)
             return self._space_filling(n, reason=str(exc))
@@ -188,9 +188,15 @@ class GPRStrategy(Strategy):
         rows = rows[~self.is_seen(rows)][:n]
         return self.proposals(rows, source="fallback", fallback=reason)
 
-    def _training_data(self, ok: Sequence[Trial]) -> tuple[np.ndarray, np.ndarray]:
-        index = self.space.to_index([t.config for t in ok])
+    def _training_data(self, trials: Sequence[Trial]) -> tuple[np.ndarray, np.ndarray]:
+        """Model inputs and values of the measured ``trials``; with ``failed_value="worst"``
+        their failed configurations too, at the worst value measured (at least one of
+        ``trials`` must have succeeded)."""
+        ok = [t for t in trials if t.ok]
+        failed = [t for t in trials if not t.ok] if self.options.failed_value == "worst" else []
+        index = self.space.to_index([t.config for t in ok + failed])
         values = np.array([t.value for t in ok], dtype=float)
+        values = np.concatenate([values, np.full(len(failed), values.max())])
         keys = self.space.row_keys(index)
         uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         if len(uniq) < len(keys):  # repeated measurements (warm starts): average them
@@ -198,7 +204,7 @@ class GPRStrategy(Strategy):
             index = index[first]
         return self.features(index), values
 
-    def _screened_step(self, n: int, ok: Sequence[Trial]) -> list[Proposal]:
+    def _screened_step(self, n: int) -> list[Proposal]:
         """Screen once when the initial design is told (restricting the pool to the
         parameters that matter), then propose as usual, recording the decision."""
         assert self.screening is not None
@@ -212,17 +218,17 @@ class GPRStrategy(Strategy):
                 )
                 self._backlog_fit = None
         reported = any("screen_st_high" in t.info for t in self.trials)
-        return self.screening.annotate(self._model_step(n, ok), reported=reported)
+        return self.screening.annotate(self._model_step(n), reported=reported)
 
-    def _model_step(self, n: int, ok: Sequence[Trial]) -> list[Proposal]:
+    def _model_step(self, n: int) -> list[Proposal]:
         with torch_threads(self.gp_settings.threads):
-            return self._select(n, ok)
+            return self._select(n)
 
-    def _select(self, n: int, ok: Sequence[Trial]) -> list[Proposal]:
+    def _select(self, n: int) -> list[Proposal]:
         step = len(self.trials)
         past = model_fits(self.trials)
         self._sync_backlog(past)
-        X, y = self._training_data(ok)
+        X, y = self._training_data(self.trials)
         number = past[-1].number + 1 if past else 0
         report = self.gp.fit(
             X,
@@ -330,7 +336,7 @@ class GPRStrategy(Strategy):
         self.pool.clear_backlog()
         for fit in steps:
             trials = self.trials[: fit.step]
-            X, y = self._training_data([t for t in trials if t.ok])
+            X, y = self._training_data(trials)
             self.gp.restore(X, y, fit.hyperparameters)
             keys = set(
                 self.space.row_keys(self.space.to_index([t.config for t in trials])).tolist()
