@@ -88,7 +88,8 @@ def dask_client(
         raise ConfigError(f"{workers} workers for {len(devices)} devices: give one number")
     if workers is not None and workers < 1:
         raise ConfigError(f"workers must be >= 1, got {workers}")
-    # Non-daemonic workers (restarted ones too) may start processes of their own.
+    # Non-daemonic workers (restarted ones too) may start processes of their own; the
+    # setting holds while the client is open (other local clusters started then too).
     with dask.config.set({"distributed.worker.daemon": False}):
         cluster = _local_cluster(workers or os.cpu_count() or 1, devices)
         try:

@@ -2,9 +2,10 @@
 
 A strategy proposes configurations (:meth:`Strategy.ask`) and learns from measured
 trials (:meth:`Strategy.tell`). It does no I/O, no timing and knows nothing of storage;
-the tuner loop enforces the budget. Given the same seed and the same trials told in the
-same order, a strategy proposes the same configurations, which is what makes a resumed
-run continue where it stopped.
+the tuner loop enforces the budget. Given the same seed, the same trials told in the
+same order and the same proposals pending (in flight on other workers), a strategy
+proposes the same configurations, which is what makes a resumed run continue where it
+stopped.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from gpautotune.exceptions import ConfigError
 from gpautotune.space import Config, Space
 from gpautotune.strategies._settings import StrategySettings
 from gpautotune.trial import Trial
@@ -48,7 +50,8 @@ class Strategy(ABC):
         **options: the strategy's options (the fields of its :attr:`Settings`).
 
     Raises:
-        ConfigError: an unknown option or a bad value (one line naming it).
+        ConfigError: an unknown option or a bad value (one line naming it), or a seed
+            that is not a non-negative integer.
     """
 
     name: ClassVar[str] = "strategy"
@@ -58,31 +61,39 @@ class Strategy(ABC):
     def __init__(self, space: Space, *, seed: int | None = None, **options: Any) -> None:
         #: The checked options (an instance of :attr:`Settings`).
         self.options = self.Settings.build(options, f"strategy {self.name!r}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise ConfigError(f"the seed must be a non-negative integer, got {seed!r}")
         self.space = space
         self.seed = seed
         self.rng = np.random.default_rng(seed)
         self.trials: list[Trial] = []
         self._seen: set[Any] = set()
-        #: Index rows of the configurations in flight at the last :meth:`ask` (asked,
-        #: not yet told); strategies with a model condition on them in :meth:`_propose`.
+        #: The proposals in flight at the last :meth:`ask` (asked, not yet told), and
+        #: their index rows; strategies with a model condition on them in :meth:`_propose`.
+        self.pending_proposals: list[Proposal] = []
         self.pending: np.ndarray = np.empty((0, space.dims))
 
     # ------------------------------------------------------------ protocol
-    def ask(self, n: int = 1, *, pending: Sequence[Mapping[str, Any]] = ()) -> list[Proposal]:
+    def ask(
+        self, n: int = 1, *, pending: Sequence[Proposal | Mapping[str, Any]] = ()
+    ) -> list[Proposal]:
         """Up to ``n`` new, distinct, valid configurations; fewer (or none) when the
         strategy has nothing more to propose (exhausted space, converged search).
 
         Args:
             n: how many configurations.
-            pending: configurations being evaluated (asked earlier, not told yet, e.g. on
-                other workers, or in flight when a run was stopped): never proposed, and
-                strategies with a model condition on them (:attr:`pending`).
+            pending: proposals (or bare configurations) being evaluated: asked earlier,
+                not told yet, e.g. on other workers, or in flight when a run was stopped.
+                They are never proposed; strategies with a model condition on them
+                (:attr:`pending`), and read what their own proposals' info recorded
+                (GPR's model steps). Given the same trials told and the same pending
+                proposals, a strategy proposes the same configurations.
         """
         if n < 1:
             return []
-        self.pending = (
-            self.space.to_index(list(pending)) if pending else np.empty((0, self.space.dims))
-        )
+        self.pending_proposals = [p if isinstance(p, Proposal) else Proposal(p) for p in pending]
+        configs = [p.config for p in self.pending_proposals]
+        self.pending = self.space.to_index(configs) if configs else np.empty((0, self.space.dims))
         self.mark_seen(self.pending)
         proposals = self._propose(n)[:n]
         for p in proposals:

@@ -198,12 +198,16 @@ class _IsolatedBooth(SlowBooth):
 
 
 def test_daemonic_workers_are_refused_for_problems_evaluated_in_their_own_process():
+    import dask
     from distributed import Client, LocalCluster
 
     from gpautotune.exceptions import ConfigError
 
-    with LocalCluster(n_workers=1, processes=True, dashboard_address=":0") as cluster:
-        with Client(cluster) as c, pytest.raises(ConfigError, match="DAEMON=False"):
-            tune(_IsolatedBooth(), "random", 3, seed=1, client=c)
+    # Dask's default, set here because an open dask_client (the module's fixture) keeps
+    # its own setting, non-daemonic, for the workers it restarts
+    with dask.config.set({"distributed.worker.daemon": True}):
+        cluster = LocalCluster(n_workers=1, processes=True, dashboard_address=":0")
+    with cluster, Client(cluster) as c, pytest.raises(ConfigError, match="DAEMON=False"):
+        tune(_IsolatedBooth(), "random", 3, seed=1, client=c)
     result = tune(_IsolatedBooth(), "random", 3, seed=1, workers=1)  # dask_client's are not
     assert result.used == 3 and all(t.ok for t in result.trials)

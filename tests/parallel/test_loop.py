@@ -59,7 +59,7 @@ def test_gpr_is_told_what_is_in_flight_and_never_proposes_it_twice() -> None:
     run = _simulated(problem, "gpr", 14, 4, strategy_options=FAST)
     keys = problem.space.row_keys(problem.space.to_index([t.config for t in run.trials]))
     assert len(set(keys.tolist())) == 14 == run.used
-    model = [t.info["n_pending"] for t in run.trials if t.source == "model"]
+    model = [len(t.info["fit"].get("pending", [])) for t in run.trials if t.source == "model"]
     assert len(model) == 8 and set(model) == {3}  # each asked while 3 others ran
 
 
