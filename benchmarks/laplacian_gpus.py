@@ -5,9 +5,10 @@ budget 240) twice through the command line: with one Dask worker per GPU (each w
 OpenCL device set through ``GPAUTOTUNE_OPENCL_DEVICE``, with the resource ``GPU=1``),
 then with one worker on the first GPU; on a host with a single GPU, the first run has
 two workers sharing it. Each run has its own journal. Then prints, from the journals:
-wall time, evaluations per minute, the best kernel and its fraction of the copy bound
-at the largest size, trials lost and repeated (0 expected), and trials per device
-(name, OpenCL index, PCI bus) and per worker.
+wall time, evaluations per minute, the GPR model steps and their time, the best kernel
+and its fraction of the copy bound at the largest size, trials lost and repeated (0
+expected), trials per device (name, OpenCL index, PCI bus) and, per worker, the devices
+its trials were measured on.
 
     PYTHONPATH=$PWD python benchmarks/laplacian_gpus.py /tmp/gpus
     PYTHONPATH=$PWD python benchmarks/laplacian_gpus.py /tmp/gpus --cluster scheduler
@@ -18,10 +19,13 @@ at the largest size, trials lost and repeated (0 expected), and trials per devic
 ``--cluster scheduler`` starts a ``dask scheduler`` and one ``dask worker`` process per
 device (``GPAUTOTUNE_OPENCL_DEVICE=nvidia:<i> DASK_DISTRIBUTED__WORKER__DAEMON=False dask
 worker ... --resources GPU=1``), the way a real cluster is set up, and tunes with
-``--scheduler``; the default lets ``gpautotune tune --devices`` start the same workers. If ``OCL_ICD_VENDORS`` is
-unset and NVIDIA's driver is at ``/usr/local/nvidia/lib64/libnvidia-opencl.so.1``, an
-``.icd`` folder naming it is written first (``register_icd``); every process started
-here inherits it. Writes ``OUT/<run>.db``, ``OUT/summary.json`` and ``OUT/summary.md``.
+``--scheduler``; the default lets ``gpautotune tune --devices`` start the same workers.
+If ``OCL_ICD_VENDORS`` is unset and NVIDIA's driver is at
+``/usr/local/nvidia/lib64/libnvidia-opencl.so.1``, an ``.icd`` folder naming it is
+written first (``register_icd``); every process started here inherits it. Writes
+``OUT/<run>.db`` and ``OUT/<run>.json`` per run, and ``OUT/summary.json`` and
+``OUT/summary.md`` over the runs in OUT (``--only many`` and ``--only single`` make the
+two runs in two commands).
 """
 
 from __future__ import annotations
@@ -127,22 +131,30 @@ def journal_summary(db: Path, budget: int) -> dict[str, Any]:
     span = max(t.started_at + t.duration_s for t in trials) - min(t.started_at for t in trials)
     ok = [t for t in trials if t.ok]
     best = min(ok, key=lambda t: t.value) if ok else None
-    devices = Counter(
-        " ".join(str(m[k]) for k in ("device", "device_index", "pci_bus") if k in m)
-        for m in (t.measurement.metrics for t in trials)
-        if "device" in m
-    )
+    devices = Counter(_device(t) for t in trials if "device" in t.measurement.metrics)
+    by_worker: dict[str, Counter] = {}
+    for t in trials:
+        by_worker.setdefault(str(t.info.get("worker")), Counter())[_device(t)] += 1
+    fits = {t.info["fit"]["number"]: t.info for t in trials if "fit" in t.info}
     return {
         "evaluations": len(trials),
         "tuning_wall_s": round(span, 1),
+        "model_steps": len(fits),
+        "model_step_s": round(sum(i.get("fit_s", 0) + i.get("acq_s", 0) for i in fits.values()), 1),
         "evaluations_per_minute": round(60 * len(trials) / span, 2),
         "statuses": dict(Counter(t.status.value for t in trials)),
         "lost": max(budget - len(trials), 0) + len(running),
         "repeated": len(keys) - len(set(keys)),
         "per_device": dict(devices),
-        "per_worker": dict(Counter(str(t.info.get("worker")) for t in trials)),
+        "per_worker": {w: dict(c) for w, c in sorted(by_worker.items())},
         **(best_kernel(best) if best else {}),
     }
+
+
+def _device(trial: Any) -> str:
+    """The device a trial was measured on: name, OpenCL index, PCI bus (where known)."""
+    m = trial.measurement.metrics
+    return " ".join(str(m[k]) for k in ("device", "device_index", "pci_bus") if k in m) or "-"
 
 
 def best_kernel(trial: Any) -> dict[str, Any]:
@@ -167,14 +179,17 @@ def best_kernel(trial: Any) -> dict[str, Any]:
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    keys = ["run", "workers", "evaluations", "tuning_wall_s", "evaluations_per_minute",
-            "best_ps_per_pixel", "bound_fraction_largest", "lost", "repeated"]  # fmt: skip
+    keys = ["run", "workers", "evaluations", "process_wall_s", "tuning_wall_s",
+            "evaluations_per_minute", "model_steps", "model_step_s", "best_ps_per_pixel",
+            "bound_fraction_largest", "lost", "repeated"]  # fmt: skip
     lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
     lines += ["| " + " | ".join(str(r.get(k)) for k in keys) + " |" for r in rows]
     for r in rows:
         lines += ["", f"{r['run']}: best {r.get('best_config')} on {r.get('best_device')}"]
         lines += [f"- {k}: {n} trials" for k, n in sorted(r["per_device"].items())]
-        lines += [f"- worker {k}: {n} trials" for k, n in sorted(r["per_worker"].items())]
+        for worker, devices in r["per_worker"].items():
+            listing = ", ".join(f"{n} trials on {d}" for d, n in sorted(devices.items()))
+            lines += [f"- worker {worker}: {listing}"]
     if len(rows) == 2 and rows[0]["tuning_wall_s"]:
         lines += ["", f"speed-up {rows[1]['tuning_wall_s'] / rows[0]['tuning_wall_s']:.2f}"
                   f" with {rows[0]['workers']} workers"]  # fmt: skip
@@ -189,7 +204,10 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=240)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cluster", choices=["local", "scheduler"], default="local")
-    parser.add_argument("--skip-single", action="store_true", help="only the N-worker run")
+    parser.add_argument(
+        "--only", choices=["many", "single"], help="one of the two runs (the summary lists both"
+        " runs whose results are in OUT)"
+    )  # fmt: skip
     parser.add_argument(
         "--set", action="append", default=[], help="override of the config (KEY=VALUE)"
     )
@@ -201,9 +219,13 @@ def main() -> None:
     if len(selectors) == 1:
         selectors = selectors * 2  # one GPU: two workers share it
     print(f"ICD folder {icd or os.environ.get('OCL_ICD_VENDORS')}; workers on {selectors}")
-    rows = [run(f"workers{len(selectors)}", selectors, args)]
-    if not args.skip_single:
-        rows.append(run("workers1", selectors[:1], args))
+    plan = {"many": (f"workers{len(selectors)}", selectors), "single": ("workers1", selectors[:1])}
+    for which, (name, chosen) in plan.items():
+        if args.only in (None, which):
+            row = run(name, chosen, args)
+            (args.out / f"{name}.json").write_text(json.dumps(row, indent=1, default=str))
+    rows = [json.loads((args.out / f"{name}.json").read_text()) for name, _ in plan.values()
+            if (args.out / f"{name}.json").is_file()]  # fmt: skip
     (args.out / "summary.json").write_text(json.dumps(rows, indent=1, default=str))
     text = markdown(rows)
     (args.out / "summary.md").write_text(text + "\n")
