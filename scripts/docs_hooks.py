@@ -1,5 +1,7 @@
-"""mkdocs hooks (mkdocs.yml): the benchmark outputs and the README join the site.
+"""mkdocs hooks (mkdocs.yml): the README and the benchmark outputs join the site.
 
+The README is the home page (``index.md``); its links into ``docs/`` are made relative
+to the site.
 The benchmark pages link to raw outputs beside the code (``benchmarks/results/``: reports
 and figures) with paths that work when reading the repository,
 ``../../benchmarks/results/...`` from ``docs/benchmarks/``. Those files are outside
@@ -26,8 +28,10 @@ def _root(config: Any) -> Path:
 
 
 def on_files(files: Files, config: Any) -> Files:
-    """Adds the reports and figures of ``benchmarks/results/`` to the site."""
+    """Adds the README (as the home page) and the reports and figures of
+    ``benchmarks/results/`` to the site."""
     root = _root(config)
+    files.append(File.generated(config, "index.md", abs_src_path=str(root / "README.md")))
     for path in sorted((root / RESULTS).rglob("*")):
         if path.suffix in SUFFIXES and path.is_file():
             uri = path.relative_to(root).as_posix()
@@ -45,6 +49,8 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
         target = match["target"]
         if "://" in target or target.startswith("#"):
             return match[0]
+        if page.file.src_uri == "index.md" and target.startswith("docs/"):
+            return f"{match[1]}{target.removeprefix('docs/')}{match[3]}"
         full = Path(posixpath.normpath(page_dir / target))
         if not full.is_relative_to(root / RESULTS):
             return match[0]
