@@ -48,6 +48,7 @@ from gpautotune.strategies._registry import register
 from gpautotune.strategies._screening import Screening
 from gpautotune.surrogate import (
     GPSurrogate,
+    KrigingSurrogate,
     SurrogateError,
     build_basis,
     torch_threads,
@@ -121,15 +122,22 @@ class GPRStrategy(Strategy):
             )
         self.basis = build_basis(o.trend, space, inputs=self.extra_inputs)
         self.gp_settings, self.pool_settings = o.gp(), o.pool()
-        self.gp = GPSurrogate(
-            self.gp_settings, space.dims + len(self.extra_inputs), len(self.basis)
-        )
+        self.gp = self._surrogate()
         self.pool = CandidatePool(space, self.pool_settings, seed)
         self._design: np.ndarray | None = None
         #: Positions (in :attr:`trials`) of the trials that opened an escape step.
         self.escapes: list[int] = []
         self._scale_inputs()
         self.screening = Screening(o.screen) if o.screen is not None else None
+        #: The batch being measured with ``refit_every``: its first trial and its picks.
+        self._batch: tuple[int, list[Proposal]] | None = None
+
+    def _surrogate(self) -> GPSurrogate | KrigingSurrogate:
+        """The model the ``model`` option names, over the parameters and extra inputs."""
+        dims = self.space.dims + len(self.extra_inputs)
+        if self.options.model == "kriging":
+            return KrigingSurrogate(self.options.kriging(), dims, len(self.basis))
+        return GPSurrogate(self.gp_settings, dims, len(self.basis))
 
     def _scale_inputs(self) -> None:
         """Centre and scale of the trend features and extra inputs, from the pool's valid
@@ -156,7 +164,7 @@ class GPRStrategy(Strategy):
     def settings(self) -> dict[str, Any]:
         """The options, with ``n_init`` and ``extra_inputs`` resolved; ``screen`` only when
         set and the stall options only with ``stall`` (so earlier run keys still hold)."""
-        out = {**self.options.as_dict(), "n_init": self.n_init}
+        out = {**self.options.key(), "n_init": self.n_init}
         out["extra_inputs"] = list(self.extra_inputs)
         if out["screen"] is None:
             del out["screen"]
@@ -240,10 +248,31 @@ class GPRStrategy(Strategy):
 
     def _model_step(self, n: int, ok: Sequence[Trial]) -> list[Proposal]:
         with torch_threads(self.gp_settings.threads):
+            if self.options.refit_every > 1:
+                return self._batched(n)
             return self._select(n, ok)
 
-    def _select(self, n: int, ok: Sequence[Trial]) -> list[Proposal]:
-        step = len(self.trials)
+    def _batched(self, n: int) -> list[Proposal]:
+        """``refit_every`` picks per fit: the model fitted on the trials before the batch
+        ranks the pool once and the batch is its best configurations, in order (the seeds'
+        Laplacian GPR measured the 6 lowest LCB values of each fit). The batch boundaries
+        depend only on the number of trials, so a resumed run refits where the first did."""
+        k = self.options.refit_every
+        start = self.n_init + (len(self.trials) - self.n_init) // k * k
+        if self._batch is None or self._batch[0] != start:
+            ok = [t for t in self.trials[:start] if t.ok]
+            self._batch = (start, self._select(k, ok, step=start) if len(ok) >= 2 else [])
+        picks = self._batch[1]
+        index = self.space.to_index([p.config for p in picks]) if picks else None
+        fresh = (
+            [p for p, seen in zip(picks, self.is_seen(index), strict=True) if not seen]
+            if picks
+            else []
+        )
+        return fresh[:n] or self._select(n, self.measured)
+
+    def _select(self, n: int, ok: Sequence[Trial], step: int | None = None) -> list[Proposal]:
+        step = len(self.trials) if step is None else step
         X, y = self._training_data(ok)
         report = self.gp.fit(X, y, seed=(self.seed or 0) * 100_003 + step)
         t0 = time.perf_counter()
@@ -255,6 +284,7 @@ class GPRStrategy(Strategy):
         rows = scores = sources = np.empty(0)
         escape = self._stalled()
         o = self.options
+        ranked = o.refit_every > 1  # the picks are the best of one scoring, no believer
         kind, kappa = ("lcb", o.stall_kappa) if escape else (o.acquisition, o.kappa)
         for q in range(n):
             acqf = make_acquisition(kind, model, best_f, kappa)
@@ -273,14 +303,16 @@ class GPRStrategy(Strategy):
                 else:  # the regular pool, or an escape with every poll move measured
                     rows, scores, sources = self.pool.propose(step, self.is_seen, scorer)
             else:
-                scores = scorer(rows)
+                scores = scores if ranked else scorer(rows)
                 scores[picked] = -np.inf
             if not len(rows) or not np.isfinite(scores).any():
                 break
             best = int(np.argmax(scores))
             picked.append(best)
             picks.append(ModelPick(str(sources[best]), float(scores[best]), escape and q == 0))
-            if q + 1 < n:  # kriging believer: condition on the pick at its posterior mean
+            if (
+                q + 1 < n and not ranked
+            ):  # kriging believer: condition on the pick at its posterior mean
                 x = torch.as_tensor(self.features(rows[best][None, :]), dtype=torch.float64)
                 with torch.no_grad():
                     mean = model.posterior(x).mean

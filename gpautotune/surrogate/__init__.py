@@ -10,6 +10,7 @@ from gpautotune.surrogate._gp import (
     SurrogateError,
     torch_threads,
 )
+from gpautotune.surrogate._kriging import KrigingModel, KrigingSettings, KrigingSurrogate
 from gpautotune.surrogate._linear import (
     LinearFit,
     Transform,
@@ -26,6 +27,9 @@ __all__ = [
     "GPSettings",
     "GPSurrogate",
     "Kernel",
+    "KrigingModel",
+    "KrigingSettings",
+    "KrigingSurrogate",
     "LinearFit",
     "SurrogateError",
     "Term",
