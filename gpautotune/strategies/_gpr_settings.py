@@ -99,9 +99,12 @@ class GPRSettings(StrategySettings):
             ``refit_every`` configurations of one scoring, in order, without conditioning
             on the picks (the seeds' Laplacian GPR: 6); 1 refits before every pick (and
             ``ask(q)`` conditions each pick on the previous ones).
+        inputs: what the kernel sees of the parameters: ``encoded`` (the space's
+            encoding: log2 for powers of two, level index for ordinals) or ``values`` (their
+            values scaled linearly to [0, 1]; the seeds' R models saw the raw values).
     """
 
-    KEY_OMITS_DEFAULTS = ("model", "refit_every")
+    KEY_OMITS_DEFAULTS = ("model", "refit_every", "inputs")
 
     n_init: PositiveInt | None = None
     init_method: Literal["sobol", "random", "lhs"] = "sobol"
@@ -130,6 +133,7 @@ class GPRSettings(StrategySettings):
     escape: Literal["lcb", "poll", "rotate"] = "rotate"
     model: Literal["gp", "kriging"] = "gp"
     refit_every: PositiveInt = 1
+    inputs: Literal["encoded", "values"] = "encoded"
 
     @model_validator(mode="after")
     def _kriging_nugget(self) -> GPRSettings:

@@ -177,7 +177,7 @@ class GPRStrategy(Strategy):
     def features(self, index: np.ndarray) -> np.ndarray:
         """GP inputs: encoded parameters, extra inputs scaled to [0, 1], then standardised
         trend features (the kernel sees the first two groups, the trend the last)."""
-        parts = [self.space.encode(index)]
+        parts = [self._positions(index)]
         if self.extra_inputs or len(self.basis):
             cols = self.space.columns(index)
             if self.extra_inputs:
@@ -186,6 +186,22 @@ class GPRStrategy(Strategy):
             if len(self.basis):
                 parts.append((self.basis(cols) - self._h_mean) / self._h_scale)
         return np.hstack(parts)
+
+    def _positions(self, index: np.ndarray) -> np.ndarray:
+        """The kernel's view of the parameters: the space's encoding, or (``inputs="values"``)
+        the parameters' values scaled linearly to [0, 1] over their levels (the seeds' R
+        models saw the values themselves); non-numeric levels keep their encoding."""
+        encoded = self.space.encode(index)
+        if self.options.inputs == "encoded":
+            return encoded
+        for j, p in enumerate(self.space.parameters):
+            levels = np.asarray(getattr(p, "levels", ()))
+            if levels.dtype.kind in "biuf" and len(levels) > 1:
+                values = levels.astype(float)
+                span = np.ptp(values)
+                scaled = (values - values.min()) / span if span > 0 else values * 0
+                encoded[:, j] = scaled[index[:, j].astype(np.int64)]
+        return encoded
 
     # ------------------------------------------------------------- propose
     def _propose(self, n: int) -> list[Proposal]:

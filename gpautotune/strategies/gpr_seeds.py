@@ -12,7 +12,8 @@ The seeds' script (``phrb/dopt_anova_experiments``, ``src/gpr.r``; the archived 
 
 This strategy is :class:`~gpautotune.strategies.gpr.GPRStrategy` with those options as
 its defaults (``model="kriging"``, ``refit_every=6``, LCB with ``kappa=0.3``, 13 random
-initial points, ``noise=1e-12``, no log transform, no escapes, no derived inputs). The
+initial points, ``noise=1e-12``, no log transform, the parameters' values as the kernel's
+inputs, no escapes, no derived inputs). The
 trend defaults to ``linear`` (every parameter: the script's first version, ``~ .``);
 give the Laplacian's eq. 11.2 as ``trend`` to reproduce the thesis' row
 (``configs/table-11-3.yaml``). What differs from our default GPR, and why it matters on
@@ -51,6 +52,7 @@ class GPRSeedsSettings(GPRSettings):
     stall: PositiveInt | None = None
     model: Literal["gp", "kriging"] = "kriging"
     refit_every: PositiveInt = 6
+    inputs: Literal["encoded", "values"] = "values"
 
 
 @register("gpr-seeds")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from gpautotune.exceptions import ConfigError
 from gpautotune.problems.synthetic import BoothProblem
+from gpautotune.space import Categorical, PowerOfTwo, Space
 from gpautotune.strategies import make_strategy
 from gpautotune.tuner import tune
 
@@ -65,3 +67,13 @@ def test_kriging_batches_of_ask_condition_each_pick_on_the_previous_ones() -> No
     picks = result.trials[7:]
     assert len({tuple(t.config.values()) for t in picks}) == 6
     assert [t.info["n_train"] for t in picks] == [7, 7, 7, 10, 10, 10]
+
+
+def test_value_inputs_scale_the_levels_linearly() -> None:
+    space = Space([PowerOfTwo("p", 1, 8), Categorical("c", ("a", "b", "c"))])
+    index = np.array([[0, 0], [1, 1], [2, 2], [3, 0]])
+    values = make_strategy("gpr", space, inputs="values").features(index)
+    encoded = make_strategy("gpr", space).features(index)
+    assert values[:, 0] == pytest.approx([0, 1 / 7, 3 / 7, 1])
+    assert encoded[:, 0] == pytest.approx([0, 1 / 3, 2 / 3, 1])  # log2 positions
+    assert values[:, 1] == pytest.approx(encoded[:, 1])  # categories keep their encoding
