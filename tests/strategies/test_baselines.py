@@ -12,6 +12,7 @@ from gpautotune.exceptions import ConfigError
 from gpautotune.problems import ConstrainedBitsProblem, Measurement, Problem, ScreeningProblem
 from gpautotune.space import IntRange, Space
 from gpautotune.strategies import make_strategy
+from gpautotune.trial import Origin, Trial
 from gpautotune.tuner import TuningRun, tune
 
 LAPLACIAN_MODEL = (
@@ -257,3 +258,20 @@ def test_ask_waits_for_the_results_of_a_step() -> None:
     run.tell(start[0], problem.evaluate(start[0]))
     assert len(run.ask(10)) > 1
     assert np.isfinite(run.best.value)
+
+
+def test_dlmt_confirm_keeps_the_factors_the_best_measurement_backs() -> None:
+    strategy = make_strategy("dlmt", Bowl().space, seed=0, confirm=True)
+    rows = np.array([[3, 8, 5], [0, 0, 0], [11, 11, 0]])
+    configs = Bowl().space.to_configs(rows)
+    strategy.tell(  # measurements of the slice (warm starts join the strategy's history)
+        [
+            Trial(i, c, Measurement.success(v), origin=Origin.WARM_START)
+            for i, (c, v) in enumerate(zip(configs, [1.0, 5.0, 9.0], strict=True))
+        ]
+    )
+    predicted = np.array([3, 2, 5])  # agrees with the best measurement on x and z
+    assert strategy._confirmed(["y", "x", "z"], predicted) == ["x", "z"]
+    assert strategy._confirmed(["y"], predicted) == ["y"]  # none agrees: the most significant
+    assert strategy.settings()["confirm"] is True
+    assert "confirm" not in make_strategy("dlmt", Bowl().space).settings()  # earlier run keys
