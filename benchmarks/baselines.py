@@ -32,8 +32,7 @@ from typing import Any  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from gpautotune.problems import ConstrainedBitsProblem, laplacian_replay  # noqa: E402
-from gpautotune.problems._data import find_data  # noqa: E402
+from gpautotune.problems import ConstrainedBitsProblem, find_data, laplacian_replay  # noqa: E402
 from gpautotune.space import Space  # noqa: E402
 from gpautotune.strategies import Strategy, make_strategy  # noqa: E402
 from gpautotune.strategies.genetic import GeneticAlgorithm  # noqa: E402

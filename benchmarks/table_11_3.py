@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from gpautotune.analysis import load_runs
-from gpautotune.problems._data import find_data
+from gpautotune.problems import find_data
 
 #: Our labels (configs/table-11-3.yaml) -> the thesis' method names.
 THESIS_NAMES = {

@@ -10,22 +10,20 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.markup import escape
 from rich.table import Table
 
 from gpautotune.exceptions import GPAutotuneError
+from gpautotune.progress import ProgressBar, best_text
 
+HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
 app = typer.Typer(
-    help="gpautotune: Bayesian-optimization autotuning with Gaussian processes.",
+    help="gpautotune: Bayesian-optimization autotuning with Gaussian processes.\n\n"
+    "Start with `gpautotune list` (problems and strategies, with their options) and "
+    "`gpautotune tune FILE.yaml`; `gpautotune COMMAND -h` explains each command.",
     no_args_is_help=True,
     add_completion=False,
+    context_settings=HELP_OPTIONS,
 )
 console = Console()
 err_console = Console(stderr=True)
@@ -44,13 +42,45 @@ Overrides = Annotated[
 ]
 
 
+def _version(value: bool) -> None:
+    if value:
+        from gpautotune.version import __version__
+
+        console.print(f"gpautotune {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="print the version"),
+    ] = False,
+) -> None:
+    """The options every command shares (``--version``)."""
+
+
+def _journal_file(db: str) -> Path:
+    """The existing journal file that ``db`` (a path or ``sqlite:///`` URL) names."""
+    from gpautotune.storage import journal_path
+
+    path = journal_path(db)
+    if path == ":memory:" or not Path(path).is_file():
+        raise GPAutotuneError(f"journal {db!r} does not exist")
+    return Path(path)
+
+
 def user_errors(fn: F) -> F:
-    """Print a gpautotune error as one line and exit with code 2 (no traceback)."""
+    """Print a gpautotune error as one line and exit with code 2 (no traceback); end
+    cleanly on SIGTERM/SIGHUP."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from gpautotune.execution import signals_end_cleanly
+
         try:
-            return fn(*args, **kwargs)
+            with signals_end_cleanly():
+                return fn(*args, **kwargs)
         except GPAutotuneError as exc:
             err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
             raise typer.Exit(code=2) from None
@@ -79,9 +109,23 @@ def tune(
     config: Annotated[Path, typer.Argument(help="YAML tuning file")],
     budget: Annotated[int | None, typer.Option(help="override the file's budget")] = None,
     db: Annotated[
-        str | None, typer.Option(help="trial journal (SQLite); re-using it resumes the run")
+        str | None,
+        typer.Option(
+            help="trial journal: a path or sqlite:///PATH; re-using it resumes the run",
+        ),
     ] = None,
     seed: Annotated[int | None, typer.Option(help="override the file's seed")] = None,
+    name: Annotated[
+        str | None,
+        typer.Option(
+            help="the run's name (the file's `label`): another name starts another run; "
+            "a name is refused with other settings"
+        ),
+    ] = None,
+    resume: Annotated[
+        bool,
+        typer.Option(help="resume the run when the journal holds it (--no-resume: refuse)"),
+    ] = True,
     allow_imports: AllowImports = False,
     set_: Overrides = None,
 ) -> None:
@@ -90,23 +134,23 @@ def tune(
     from gpautotune.tuner import tune as run_tune
 
     cfg = load_config(config, set_ or ())
-    updates = {
-        k: v for k, v in {"budget": budget, "storage": db, "seed": seed}.items() if v is not None
-    }
-    cfg = cfg.model_copy(update=updates)
+    updates = {"budget": budget, "storage": db, "seed": seed, "label": name}
+    cfg = cfg.model_copy(update={k: v for k, v in updates.items() if v is not None})
     with console.status(f"preparing {cfg.problem.name}"):
         problem = build_problem(cfg.problem, allow_imports=allow_imports)
         strategy = build_strategy(cfg.strategy, problem, cfg.seed)
     storage = cfg.storage_path()
+    _check_name(storage, problem, strategy, cfg.seed, cfg.label)
+    named = f", name {cfg.label!r}" if cfg.label else ""
     console.print(
-        f"[bold]{problem.name}[/] with [bold]{strategy.name}[/], budget {cfg.budget}, seed {cfg.seed}, journal {storage}"
+        f"[bold]{problem.name}[/] with [bold]{strategy.name}[/], budget {cfg.budget}, "
+        f"seed {cfg.seed}{named}, journal {storage}"
     )
-    with _progress() as progress:
-        task = progress.add_task("tuning", total=cfg.budget, best="-")
+    with ProgressBar("tuning", cfg.budget, console=console) as bar:
+        bar.update(0, status=best_text(None))
 
         def on_trial(trial: Any, run: Any) -> None:
-            best = run.best
-            progress.update(task, completed=run.used, best=_fmt(best.value) if best else "-")
+            bar.update(run.used, status=best_text(run.best.value if run.best else None))
 
         result = run_tune(
             problem,
@@ -118,10 +162,29 @@ def tune(
             batch_size=cfg.batch_size,
             callback=on_trial,
             label=cfg.label,
+            load_if_exists=resume,
         )
-        progress.update(task, completed=result.used)
+        bar.update(result.used)
     _summary(problem, result)
     _baseline_speedup(problem, result)
+
+
+def _check_name(storage: str, problem: Any, strategy: Any, seed: Any, label: Any) -> None:
+    """Refuse a run name that the journal already gives a run with other settings."""
+    from gpautotune.storage import Journal, journal_path
+    from gpautotune.tuner import name_clash, run_spec
+
+    path = journal_path(storage)
+    if label is None or path == ":memory:" or not Path(path).is_file():
+        return
+    with Journal(path, read_only=True) as journal:
+        clash = name_clash(journal, run_spec(problem, strategy, seed=seed, label=label))
+    if clash is not None:
+        raise GPAutotuneError(
+            f"run name {label!r} is taken in {storage} by run {clash.id} "
+            f"({clash.describe()}) with other settings; give another --name, or the same "
+            "settings to resume it"
+        )
 
 
 def _baseline_speedup(problem: Any, result: Any) -> None:
@@ -143,16 +206,9 @@ def _baseline_speedup(problem: Any, result: Any) -> None:
         console.print(f"baseline configuration failed ({measured.status.value}): {measured.error}")
 
 
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("best {task.fields[best]}"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=console,
-    )
+def _first_line(trial: Any) -> str:
+    lines = [x for x in str(trial.measurement.error).splitlines() if x.strip()]
+    return lines[0][:200] if lines else ""
 
 
 def _summary(problem: Any, result: Any) -> None:
@@ -170,37 +226,68 @@ def _summary(problem: Any, result: Any) -> None:
     )
     best = result.best
     if best is None:
-        console.print("[red]no successful evaluation[/]")
+        failed = [t for t in counted if t.measurement.error]
+        why = (
+            f"; last error ({failed[-1].status.value}): {_first_line(failed[-1])}" if failed else ""
+        )
+        console.print(f"[red]no successful evaluation[/]{escape(why)}", highlight=False)
         return
     console.print(_config_table(f"best of run {result.run_id} (trial {best.number})", best.config))
     line = f"best value {best.value:.6g}"
-    if getattr(problem, "optimum", None):
-        line += (
-            f"; known optimum {problem.optimum:.6g}; slowdown {best.value / problem.optimum:.4f}"
-        )
+    optimum = getattr(problem, "optimum", None)
+    if optimum is not None and math.isfinite(optimum) and optimum != 0:
+        line += f"; known optimum {optimum:.6g}; slowdown {best.value / optimum:.4f}"
     for key in problem.report_metrics:
         if key in best.measurement.metrics:
             line += f"; {key} {_fmt(best.measurement.metrics[key])}"
     console.print(line)
 
 
+@app.command("list")
+@user_errors
+def list_(
+    name: Annotated[
+        str | None,
+        typer.Argument(
+            help="`problems`, `strategies`, or one problem or strategy to show in detail"
+        ),
+    ] = None,
+) -> None:
+    """Problems and strategies with their options and defaults (what a tuning file's
+    `problem:` and `strategy:` sections take)."""
+    from gpautotune.catalog import entries, find_entry, options_table, overview_table
+
+    with console.status("reading the problems' and strategies' options"):
+        kinds = {"problems": "problem", "strategies": "strategy"}
+        if name is None or name in kinds:
+            shown = [k for k in kinds if name in (None, k)]
+            tables = [overview_table(entries(kinds[k]), k) for k in shown]  # type: ignore[arg-type]
+        else:
+            tables = [options_table(e) for e in find_entry(name)]
+    for table in tables:
+        console.print(table)
+    if name is None:
+        console.print("`gpautotune list NAME` shows one problem or strategy in detail.")
+
+
 @app.command()
 @user_errors
 def show(
-    db: Annotated[Path, typer.Argument(help="trial journal")],
+    db: Annotated[str, typer.Argument(help="trial journal (a path or sqlite:///PATH)")],
     run: Annotated[int | None, typer.Option(help="only this run id")] = None,
+    name: Annotated[str | None, typer.Option(help="only the runs of this name")] = None,
     top: Annotated[int, typer.Option(help="best trials to list per run")] = 5,
 ) -> None:
-    """List the runs of a journal and their best trials."""
+    """List the runs of a journal (with their names) and their best trials."""
     from gpautotune.storage import Journal
     from gpautotune.tuner import best_trial
 
-    if not db.is_file():
-        raise GPAutotuneError(f"journal {str(db)!r} does not exist")
-    journal = Journal(db)
+    journal = Journal(_journal_file(db), read_only=True)
     runs = [journal.get_run(run)] if run is not None else journal.runs()
+    runs = [r for r in runs if name is None or r.label == name]
     overview = Table(title=f"runs in {db}")
-    for col in ("run", "problem", "strategy", "seed", "budget", "used", "failed", "best", "status"):
+    columns = ("run", "name", "problem", "strategy", "seed", "budget", "used", "failed", "best")
+    for col in (*columns, "status"):
         overview.add_column(col)
     details = []
     for r in runs:
@@ -209,6 +296,7 @@ def show(
         best = best_trial(trials)
         overview.add_row(
             str(r.id),
+            r.label or "-",
             r.problem,
             r.strategy,
             str(r.seed),
@@ -223,10 +311,11 @@ def show(
     for r, best in details:
         if not best:
             continue
-        table = Table(title=f"run {r.id}: best {len(best)} trials")
+        named = f" ({r.label})" if r.label else ""
+        table = Table(title=f"run {r.id}{named}: best {len(best)} trials")
         names = list(best[0].config)
         for col in ("trial", "value", *names):
-            table.add_column(col)
+            table.add_column(col, no_wrap=col in ("trial", "value"))
         for t in best:
             table.add_row(str(t.number), _fmt(t.value), *(_fmt(t.config[n]) for n in names))
         console.print(table)
@@ -235,7 +324,7 @@ def show(
 @app.command()
 @user_errors
 def export(
-    db: Annotated[Path, typer.Argument(help="trial journal")],
+    db: Annotated[str, typer.Argument(help="trial journal (a path or sqlite:///PATH)")],
     csv: Annotated[Path | None, typer.Option(help="write a CSV file")] = None,
     parquet: Annotated[Path | None, typer.Option(help="write a Parquet file")] = None,
     t4: Annotated[
@@ -246,14 +335,14 @@ def export(
     ] = False,
     run: Annotated[int | None, typer.Option(help="only this run id")] = None,
 ) -> None:
-    """Export the trials of a journal as CSV, Parquet and/or T4 (Kernel Tuner's results format)."""
+    """Export the trials of a journal as CSV, Parquet and/or T4 (Kernel Tuner's results
+    format); tables carry each run's name in the `label` column."""
     from gpautotune.storage import Journal, export_t4, export_table
 
-    if not db.is_file():
-        raise GPAutotuneError(f"journal {str(db)!r} does not exist")
+    file = _journal_file(db)
     if csv is None and parquet is None and t4 is None:
         raise GPAutotuneError("give --csv PATH, --parquet PATH and/or --t4 PATH")
-    journal = Journal(db)
+    journal = Journal(file, read_only=True)
     for path in (csv, parquet):
         if path is not None:
             console.print(f"wrote {export_table(journal, path, run)}")
@@ -382,7 +471,8 @@ def compare(
     workers: Annotated[int | None, typer.Option(help="local Dask worker processes")] = None,
     db: Annotated[str | None, typer.Option(help="journal replacing the file's storage")] = None,
     out: Annotated[
-        Path | None, typer.Option(help="report folder (default: beside the journal)")
+        Path | None,
+        typer.Option(help="report folder (default: the file's `output`, else beside the journal)"),
     ] = None,
     reference: Annotated[
         str | None, typer.Option(help="strategy label the others are compared with")
@@ -390,18 +480,18 @@ def compare(
     only: Annotated[
         list[str] | None, typer.Option(help="run only the strategies with this label (repeatable)")
     ] = None,
+    allow_imports: AllowImports = False,
 ) -> None:
     """Run (or resume) a repeated comparison on Dask, then write its report."""
-    from gpautotune.analysis import analyse, summary_table
-    from gpautotune.comparison import load_comparison, run_comparison
+    from gpautotune.comparison import run_comparison
 
-    cfg = load_comparison(config)
-    with _progress() as progress:
-        task = progress.add_task("repetitions", total=None, best="-")
+    with ProgressBar("repetitions", None, console=console) as bar:
 
         def on_progress(done: int, total: int, outcome: Any) -> None:
-            progress.update(task, completed=done, total=total)
+            failed[0] += outcome is not None and not outcome.ok
+            bar.update(done, total=total, status=f"{failed[0]} failed" if failed[0] else "")
 
+        failed = [0]
         result = run_comparison(
             config,
             scheduler=scheduler,
@@ -409,6 +499,7 @@ def compare(
             progress=on_progress,
             only=only or None,
             storage=db,
+            allow_imports=allow_imports,
         )
     console.print(
         f"{result.completed}/{result.total} repetitions finished ({result.skipped} already in the journal), "
@@ -416,51 +507,54 @@ def compare(
     )
     for outcome in result.failed[:5]:
         console.print(f"[red]failed[/]: {outcome}")
-    report = analyse(
-        result.storage,
-        reference=reference or cfg.reference_label(),
-        checkpoints=cfg.report_checkpoints(),
-    )
-    folder = out or cfg.report_dir()
-    files = report.write(folder)
-    console.print(summary_table(report))
-    console.print(f"report: {len(files)} files in {folder}")
+    _write_report(result.storage, out, reference, None)
     if result.failed:
         raise typer.Exit(code=1)
 
 
-@app.command()
-@user_errors
-def report(
-    db: Annotated[
-        Path, typer.Argument(help="journal of runs (a comparison's storage or any tuning journal)")
-    ],
-    out: Annotated[
-        Path | None, typer.Option(help="report folder (default: beside the journal)")
-    ] = None,
-    reference: Annotated[
-        str | None, typer.Option(help="strategy label the others are compared with")
-    ] = None,
-    checkpoint: Annotated[
-        list[int] | None, typer.Option(help="budget to tabulate (repeatable)")
-    ] = None,
+def _write_report(
+    storage: str, out: Path | None, reference: str | None, checkpoints: list[int] | None
 ) -> None:
-    """Tables (Markdown, CSV) and figures (PNG) of the runs in a journal."""
-    from gpautotune.analysis import analyse, summary_table
+    """Analyse a journal (with the comparison's stored settings) and write its report."""
+    from gpautotune.analysis import analyse, report_dir, summary_table
 
-    if not db.is_file():
-        raise GPAutotuneError(f"journal {str(db)!r} does not exist")
-    result = analyse(db, reference=reference, checkpoints=checkpoint or None)
-    folder = out or db.with_suffix("")
-    files = result.write(folder)
+    with console.status("analysing the runs"):
+        result = analyse(storage, reference=reference, checkpoints=checkpoints)
+    folder = out or report_dir(storage)
+    with console.status(f"writing tables and figures into {folder}"):
+        files = result.write(folder)
     console.print(summary_table(result))
     console.print(f"report: {len(files)} files in {folder}")
 
 
 @app.command()
 @user_errors
+def report(
+    db: Annotated[
+        str,
+        typer.Argument(help="journal of runs (a comparison's storage or any tuning journal)"),
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(help="report folder (default: the comparison's, as `compare` writes)"),
+    ] = None,
+    reference: Annotated[
+        str | None, typer.Option(help="strategy label the others are compared with")
+    ] = None,
+    checkpoint: Annotated[
+        list[int] | None,
+        typer.Option(help="budget to tabulate (repeatable; default: the comparison's)"),
+    ] = None,
+) -> None:
+    """Tables (Markdown, CSV) and figures (PNG) of the runs in a journal; for a
+    comparison's journal, the same report as `compare` writes."""
+    _write_report(str(_journal_file(db)), out, reference, checkpoint or None)
+
+
+@app.command()
+@user_errors
 def explain(
-    db: Annotated[Path, typer.Argument(help="journal of a finished GPR run")],
+    db: Annotated[str, typer.Argument(help="journal of a finished GPR run")],
     run: Annotated[int | None, typer.Option(help="run id (default: the last run)")] = None,
     out: Annotated[Path | None, typer.Option(help="folder for the bar chart and CSV")] = None,
     domain: Annotated[
@@ -469,13 +563,17 @@ def explain(
     paths: Annotated[int, typer.Option(help="GP posterior sample paths")] = 32,
 ) -> None:
     """Sobol indices (S1, ST with intervals) of each parameter, from the run's GP."""
-    from gpautotune.analysis.explain import explain_run, indices_table
+    from gpautotune.analysis.explain import EXPLAIN_STEPS, explain_run, indices_table
 
-    if not db.is_file():
-        raise GPAutotuneError(f"journal {str(db)!r} does not exist")
-    with console.status("fitting the GP and computing Sobol indices"):
+    file = _journal_file(db)
+    with ProgressBar("explaining", EXPLAIN_STEPS, console=console, transient=True) as bar:
         table, chart = explain_run(
-            db, run, out_dir=out or db.with_suffix(""), domain=domain, paths=paths
+            file,
+            run,
+            out_dir=out or file.with_suffix(""),
+            domain=domain,
+            paths=paths,
+            progress=lambda i, what: bar.update(i, description=what),
         )
     console.print(indices_table(table))
     if chart is not None:
@@ -512,7 +610,7 @@ def spapt_list(
 
 
 def main() -> None:
-    app()
+    app(prog_name="gpautotune")
 
 
 if __name__ == "__main__":

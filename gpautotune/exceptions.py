@@ -19,6 +19,7 @@ __all__ = [
     "StorageError",
     "BudgetError",
     "DeviceError",
+    "EvaluationError",
     "format_validation_error",
 ]
 
@@ -53,6 +54,11 @@ class BudgetError(GPAutotuneError, ValueError):
 
 class DeviceError(GPAutotuneError, RuntimeError):
     """No usable compute device (no OpenCL runtime, no matching platform or device)."""
+
+
+class EvaluationError(GPAutotuneError, RuntimeError):
+    """Evaluations fail in a way that points at the objective's code (the first ones all
+    raise the same exception), not at the configurations tried."""
 
 
 class _HasErrors(Protocol):

@@ -8,12 +8,19 @@ of the package.
 from __future__ import annotations
 
 import math
+import numbers
+import os
+import re
+import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
 __all__ = ["Status", "Measurement"]
+
+#: The metric naming the exception class of a crashed evaluation (:meth:`Measurement.crash`).
+EXCEPTION_METRIC = "exception"
 
 
 class Status(str, Enum):
@@ -71,3 +78,54 @@ class Measurement:
     @classmethod
     def failure(cls, status: Status | str, error: str | None = None, **metrics: Any) -> Measurement:
         return cls(Status(status), None, (), metrics, error)
+
+    @classmethod
+    def of(cls, result: object) -> Measurement:
+        """What an objective returned, as a measurement: a :class:`Measurement` as is, a
+        finite real number as an ok value, NaN or an infinity as a ``run_error`` (as
+        Optuna fails a trial whose objective returns NaN).
+
+        Raises:
+            TypeError: anything else (None, a string, a tensor of several values...).
+        """
+        if isinstance(result, Measurement):
+            return result
+        if not isinstance(result, numbers.Real) and hasattr(result, "item"):
+            try:  # one-element numpy arrays and torch tensors
+                result = result.item()
+            except (ValueError, RuntimeError, TypeError):
+                pass
+        if isinstance(result, numbers.Real) and not isinstance(result, bool):
+            value = float(result)
+            if math.isfinite(value):
+                return cls.success(value)
+            return cls.failure(Status.RUN_ERROR, f"the objective returned {value}")
+        raise TypeError(
+            f"the objective returned {type(result).__name__} ({result!r:.60}); "
+            "return a float or a gpautotune.Measurement (Measurement.failure(...) for a "
+            "configuration that fails)"
+        )
+
+    @classmethod
+    def crash(cls, exc: BaseException) -> Measurement:
+        """A ``run_error`` for an exception raised by an evaluation: the message and the
+        traceback as ``error``, the exception's class name as the ``exception`` metric."""
+        text = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
+        return cls.failure(Status.RUN_ERROR, text, **{EXCEPTION_METRIC: type(exc).__name__})
+
+    @property
+    def crash_signature(self) -> str | None:
+        """``Type: message`` of an evaluation that raised (:meth:`crash`), else None."""
+        if self.ok or EXCEPTION_METRIC not in self.metrics or not self.error:
+            return None
+        return self.error.splitlines()[0]
+
+    @property
+    def crash_site(self) -> str:
+        """`` at FILE:LINE in FUNCTION`` of the innermost frame of the traceback in
+        ``error`` (empty when there is none)."""
+        frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)', self.error or "")
+        if not frames:
+            return ""
+        file, line, function = frames[-1]
+        return f" at {os.path.basename(file)}:{line} in {function}"

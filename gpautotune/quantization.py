@@ -6,7 +6,10 @@ Example::
 
     result = search_policy(model, val_loader, size_limit=0.09, budget=245, strategy="gpr")
     print(result.policy, result.size_bytes, result.accuracy)
-    small = result.apply(model)
+    small = result.apply(model)          # float32, computing with the quantized weights
+    packed = result.pack(model)          # the compact form: packed codes and scales
+    packed.save("model.gpq")             # packed.weight_bytes == result.size_bytes
+    same = load_packed("model.gpq").unpack(model)
 
 The API layer above the problem: :func:`search_policy` builds a
 :class:`~gpautotune.problems.quantization.QuantizationProblem` and runs
@@ -30,6 +33,7 @@ from gpautotune.problems.quantization import (
     BitsSpec,
     DigitsResNet,
     LayerInfo,
+    PackedModel,
     PolicySpace,
     QuantizationProblem,
     QuantizedWeight,
@@ -40,6 +44,7 @@ from gpautotune.problems.quantization import (
     digits_problem,
     evaluate_accuracy,
     find_layers,
+    load_packed,
     mean_ci,
     plot_best_so_far,
     plot_policy_trace,
@@ -55,6 +60,7 @@ __all__ = [
     "Accuracy",
     "DigitsResNet",
     "LayerInfo",
+    "PackedModel",
     "PolicyResult",
     "PolicySpace",
     "QuantizationProblem",
@@ -67,6 +73,7 @@ __all__ = [
     "evaluate_accuracy",
     "find_layers",
     "history_frame",
+    "load_packed",
     "mean_ci",
     "plot_best_so_far",
     "plot_policy_trace",
@@ -132,15 +139,29 @@ class PolicyResult:
         return self.reference_accuracy - self.accuracy
 
     def apply(self, model: nn.Module, *, device: str | torch.device | None = None) -> nn.Module:
-        """A copy of ``model`` with the policy's quantized weights (``model`` is unchanged).
+        """A copy of ``model`` with the policy's quantized weights (``model`` is unchanged),
+        in float32: it computes as the quantized model does, but its ``state_dict`` is as
+        large as the original's (see :meth:`pack` for the compact form).
 
         The fine-tune, if the search used one, is repeated with the same seed and loader.
         """
+        return self._quantize(model, device)[0]
+
+    def pack(self, model: nn.Module, *, device: str | torch.device | None = None) -> PackedModel:
+        """The compact form of the quantized ``model``: each layer's codes packed to its
+        bit width and its float32 scales, the other tensors as they are. Its
+        ``weight_bytes`` is :attr:`size_bytes`; ``save(path)`` writes it,
+        :func:`load_packed` reads it back and ``unpack(model)`` rebuilds the model."""
+        quantized, weights = self._quantize(model, device)
+        return PackedModel.of(quantized, weights)
+
+    def _quantize(
+        self, model: nn.Module, device: str | torch.device | None
+    ) -> tuple[nn.Module, dict[str, QuantizedWeight]]:
         device = torch.device(device) if device is not None else self.problem.device
-        quantized, _ = self.quantizer.quantize(
+        return self.quantizer.quantize(
             model, self.policy, train_loader=self.problem.train_loader, device=device
         )
-        return quantized
 
 
 def search_policy(
@@ -162,6 +183,7 @@ def search_policy(
     metric: str = "top1",
     callback: Callable[[Trial, Any], None] | None = None,
     size_weight: float = 0.0,
+    progress: bool = False,
 ) -> PolicyResult:
     """Search a per-layer weight bit-width policy that keeps accuracy under a size limit
     (or trades accuracy for size: ``size_weight``).
@@ -187,6 +209,8 @@ def search_policy(
         size_weight: weight of the size term in the objective (seed 003 §13.6.3;
             :class:`~gpautotune.problems.quantization.QuantizationProblem`); 0 minimises
             the accuracy loss only.
+        progress: draw a progress bar (policies evaluated, best objective) on standard
+            error; otherwise each trial is logged at INFO level (``gpautotune.tuner``).
 
     Raises:
         GPAutotuneError: no policy could be evaluated.
@@ -213,6 +237,7 @@ def search_policy(
         seed=seed,
         strategy_options=options,
         callback=callback,
+        progress=progress,
     )
     best = result.best
     if best is None:

@@ -20,7 +20,7 @@ ROOT = Path(gpautotune.__file__).parent
 
 #: Lowest layer first; parts of one layer do not import each other.
 LAYERS: list[tuple[str, ...]] = [
-    ("exceptions", "measurement"),  # core types
+    ("exceptions", "measurement", "progress", "version"),  # core types, progress bars (Rich)
     ("space",),
     ("surrogate", "trial", "execution"),  # execution: the evaluator boundary
     ("acquisition", "sensitivity", "storage"),
@@ -31,7 +31,8 @@ LAYERS: list[tuple[str, ...]] = [
         "config",
         "quantization",
         "kernel",
-    ),  # the API layer: building runs from files, library entries
+        "catalog",
+    ),  # the API layer: building runs from files, library entries, the registries listed
     ("comparison",),  # comparison files and their Dask orchestration
     ("analysis",),  # reports and explanations of stored runs
     ("cli", "__init__"),

@@ -81,6 +81,9 @@ class RunTable:
     groups: list[Group]
     problems: dict[str, ProblemInfo] = field(default_factory=dict)
     unfinished: int = 0
+    #: The comparison's report settings recorded in the journal (checkpoints, reference,
+    #: output), empty for other journals.
+    settings: Mapping[str, object] = field(default_factory=dict)
 
     def of(self, problem: str) -> list[Group]:
         return [g for g in self.groups if g.problem == problem]
@@ -121,6 +124,14 @@ def _curve(values: np.ndarray, horizon: int, budget: int) -> tuple[np.ndarray, i
     return curve, best_at
 
 
+def _ordered(groups: list[Group], labels: list[str]) -> list[Group]:
+    """Groups by problem (first appearance), then in the comparison's strategy order
+    (labels it does not list after, in order of appearance)."""
+    problems = list(dict.fromkeys(g.problem for g in groups))
+    rank = {label: i for i, label in enumerate(labels)}
+    return sorted(groups, key=lambda g: (problems.index(g.problem), rank.get(g.label, len(rank))))
+
+
 def load_runs(path: str | os.PathLike[str]) -> RunTable:
     """Read a journal's finished runs and its problem catalog.
 
@@ -131,6 +142,7 @@ def load_runs(path: str | os.PathLike[str]) -> RunTable:
     with Journal(path, read_only=True) as journal:
         runs, trials = journal.run_table(), journal.trial_values()
         catalog = journal.problem_catalog()
+        report_settings = journal.report_settings()
     names = _problem_names(runs)
     finished = runs[runs["status"] == "finished"]
     trials.loc[trials["status"] != "ok", "value"] = np.nan
@@ -164,10 +176,12 @@ def load_runs(path: str | os.PathLike[str]) -> RunTable:
                 budgets=sub["budget"].to_numpy(),
             )
         )
+    groups = _ordered(groups, list(report_settings.get("labels") or []))
     problems = {}
     for (problem, settings), display in names.items():
         entry = catalog.get((problem, settings))
         problems[display] = ProblemInfo(
             display, entry.optimum if entry else None, entry.section if entry else None
         )
-    return RunTable(path, groups, problems, int((runs["status"] != "finished").sum()))
+    unfinished = int((runs["status"] != "finished").sum())
+    return RunTable(path, groups, problems, unfinished, report_settings)

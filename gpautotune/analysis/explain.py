@@ -15,7 +15,7 @@ import inspect
 import json
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +45,9 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
+#: The steps :func:`explain_run` reports to its ``progress`` callback.
+EXPLAIN_STEPS = 3
+
 
 def strategy_indices(strategy: GPRStrategy, **options: Any) -> SobolResult:
     """:func:`~gpautotune.sensitivity.surrogate_indices` of a GPR strategy's current model
@@ -61,7 +64,7 @@ def load_run(
     """A stored run (the last one when ``run_id`` is None) and its trials."""
     if not Path(db_path).is_file():
         raise GPAutotuneError(f"journal {str(db_path)!r} does not exist")
-    with Journal(db_path) as journal:
+    with Journal(db_path, read_only=True) as journal:
         if run_id is None:
             runs = journal.runs()
             if not runs:
@@ -188,6 +191,7 @@ def explain_run(
     second_order: bool = False,
     seed: int = 0,
     space: Space | None = None,
+    progress: Callable[[int, str], None] | None = None,
 ) -> tuple[pd.DataFrame, Path | None]:
     """Sobol indices of the GP refitted to a stored run.
 
@@ -199,14 +203,20 @@ def explain_run(
         domain, n, paths, bootstrap, confidence, second_order, seed: see
             :func:`~gpautotune.sensitivity.surrogate_indices`.
         space: the run's space, when it cannot be rebuilt from the journal.
+        progress: ``progress(step, what)`` as each of the :data:`EXPLAIN_STEPS` steps
+            starts (a progress bar's text), then ``progress(EXPLAIN_STEPS, "done")``.
 
     Returns:
         the indices table (see :class:`~gpautotune.analysis.SobolResult`; its ``attrs``
         hold ``run_id``, ``method``, ``domain`` and ``n_trials``) and the chart's path.
     """
+    step = progress or (lambda i, what: None)
+    step(0, "reading the run and rebuilding its space")
     record, trials = load_run(db_path, run_id)
     space = run_space(record) if space is None else space
+    step(1, f"fitting the GP to run {record.id}'s {sum(t.ok for t in trials)} ok trials")
     strategy = fit_run_surrogate(record, space, trials)
+    step(2, f"Sobol indices over {paths} posterior paths ({n} points, {bootstrap} resamples)")
     result = strategy_indices(
         strategy,
         domain=domain,
@@ -226,9 +236,11 @@ def explain_run(
         problem=record.problem,
         strategy=record.strategy,
     )
-    if out_dir is None:
-        return table, None
-    return table, _write(result, table.attrs, Path(out_dir), f"run{record.id}-sobol-{domain}")
+    chart = None
+    if out_dir is not None:
+        chart = _write(result, table.attrs, Path(out_dir), f"run{record.id}-sobol-{domain}")
+    step(EXPLAIN_STEPS, "done")
+    return table, chart
 
 
 def _write(result: SobolResult, meta: dict[str, Any], out_dir: Path, stem: str) -> Path:

@@ -24,8 +24,9 @@ from gpautotune.comparison._config import (
 )
 from gpautotune.comparison._dask import RepetitionOutcome, dask_client, run_repetition, task_options
 from gpautotune.config import build_problem
+from gpautotune.exceptions import StorageError
 from gpautotune.problems import Problem
-from gpautotune.storage import Journal
+from gpautotune.storage import Journal, journal_path
 
 __all__ = ["ComparisonResult", "ProgressCallback", "run_comparison", "pending_repetitions"]
 
@@ -69,7 +70,17 @@ class ComparisonResult:
 
 
 def _catalog(config: ComparisonConfig, problems: Sequence[Problem]) -> None:
+    """Record each problem (section, optimum) and the report's settings in the journal,
+    so that a report made later from the journal alone is the comparison's."""
     with Journal(config.storage) as journal:
+        journal.record_report_settings(
+            {
+                "checkpoints": config.report_checkpoints(),
+                "reference": config.reference_label(),
+                "labels": [s.display for s in config.strategies],
+                "output": str(config.report_dir().resolve()) if config.output else None,
+            }
+        )
         for section, problem in zip(config.problems, problems, strict=True):
             journal.record_problem(
                 problem.name,
@@ -80,10 +91,10 @@ def _catalog(config: ComparisonConfig, problems: Sequence[Problem]) -> None:
 
 
 def pending_repetitions(
-    config: ComparisonConfig, problems: Sequence[Problem]
+    config: ComparisonConfig, problems: Sequence[Problem], *, allow_imports: bool = False
 ) -> tuple[list[Repetition], int]:
     """The repetitions still to run and the number already finished with this budget."""
-    repetitions = list(expand(config, list(problems)))
+    repetitions = list(expand(config, list(problems), allow_imports=allow_imports))
     with Journal(config.storage) as journal:
         finished = {(r.key, r.budget) for r in journal.runs() if r.status == "finished"}
     pending = [r for r in repetitions if (r.key, r.budget) not in finished]
@@ -98,6 +109,7 @@ def run_comparison(
     progress: ProgressCallback | None = None,
     only: Sequence[str] | None = None,
     storage: str | os.PathLike[str] | None = None,
+    allow_imports: bool = False,
 ) -> ComparisonResult:
     """Run (or resume) the comparison of ``config_path`` on Dask.
 
@@ -109,18 +121,26 @@ def run_comparison(
         progress: called before the first task and after each (see :data:`ProgressCallback`).
         only: run only the strategies with these labels.
         storage: a journal path replacing the file's ``storage``.
+        allow_imports: the user's opt-in to the Python code the file names (problems
+            named ``package.module:factory``, ``module:function`` options).
 
     Returns:
         What ran; failed repetitions are listed (with their errors), not raised.
     """
     start = time.perf_counter()
-    config = load_comparison(config_path).select(list(only) if only else None)
+    config = load_comparison(config_path, allow_imports=allow_imports)
+    config = config.select(list(only) if only else None)
     if storage is not None:
-        config = config.model_copy(update={"storage": str(storage)})
+        path = journal_path(storage)
+        if path == ":memory:":
+            raise StorageError("a comparison's journal must be a file (its workers share it)")
+        config = config.model_copy(update={"storage": path})
     Path(config.storage).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    problems = [build_problem(s, factory_names=True) for s in config.problems]
+    problems = [
+        build_problem(s, factory_names=True, allow_imports=allow_imports) for s in config.problems
+    ]
     _catalog(config, problems)
-    pending, skipped = pending_repetitions(config, problems)
+    pending, skipped = pending_repetitions(config, problems, allow_imports=allow_imports)
     total = len(pending) + skipped
     if progress is not None:
         progress(skipped, total, None)

@@ -8,12 +8,11 @@ its default evaluator without a cycle.
 from __future__ import annotations
 
 import time
-import traceback
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Protocol
 
-from gpautotune.measurement import Measurement, Status
+from gpautotune.measurement import Measurement
 from gpautotune.space import Config
 
 __all__ = ["Evaluable", "Evaluation", "Evaluator", "InProcessEvaluator"]
@@ -22,8 +21,8 @@ __all__ = ["Evaluable", "Evaluation", "Evaluator", "InProcessEvaluator"]
 class Evaluable(Protocol):
     """What an evaluator calls: a :class:`~gpautotune.problems.Problem`, in practice."""
 
-    def evaluate(self, config: Config) -> Measurement:
-        """Measure one configuration."""
+    def evaluate(self, config: Config) -> Measurement | float:
+        """Measure one configuration (a number is an ok value)."""
         ...
 
 
@@ -37,21 +36,23 @@ class Evaluation:
 
 
 class Evaluator(ABC):
-    """Runs ``problem.evaluate``; never raises for what the problem does."""
+    """Runs ``problem.evaluate``; never raises for what the problem does.
+
+    ``evaluate`` may return a :class:`Measurement` or a plain number
+    (:meth:`Measurement.of`); an exception becomes a ``run_error`` naming it
+    (:meth:`Measurement.crash`).
+    """
 
     def __call__(self, problem: Evaluable, config: Config) -> Evaluation:
         start, t0 = time.time(), time.perf_counter()
         try:
-            measurement = self._evaluate(problem, config)
+            measurement = Measurement.of(self._evaluate(problem, config))
         except Exception as exc:  # noqa: BLE001 - the evaluation boundary turns crashes into statuses
-            tb = traceback.format_exc(limit=8)
-            measurement = Measurement.failure(
-                Status.RUN_ERROR, f"{type(exc).__name__}: {exc}\n{tb}"
-            )
+            measurement = Measurement.crash(exc)
         return Evaluation(measurement, start, time.perf_counter() - t0)
 
     @abstractmethod
-    def _evaluate(self, problem: Evaluable, config: Config) -> Measurement: ...
+    def _evaluate(self, problem: Evaluable, config: Config) -> Measurement | float: ...
 
     def close(self) -> None:
         """Release workers or devices."""
@@ -60,10 +61,5 @@ class Evaluator(ABC):
 class InProcessEvaluator(Evaluator):
     """Call the problem in this process."""
 
-    def _evaluate(self, problem: Evaluable, config: Config) -> Measurement:
-        result = problem.evaluate(config)
-        if not isinstance(result, Measurement):
-            raise TypeError(
-                f"{type(problem).__name__}.evaluate returned {type(result).__name__}, not a Measurement"
-            )
-        return result
+    def _evaluate(self, problem: Evaluable, config: Config) -> Measurement | float:
+        return problem.evaluate(config)

@@ -37,12 +37,33 @@ class Problem(ABC):
     report_metrics: tuple[str, ...] = ()
 
     @abstractmethod
-    def evaluate(self, config: Config) -> Measurement:
-        """Measure one configuration; never raise for a bad configuration."""
+    def evaluate(self, config: Config) -> Measurement | float:
+        """Measure one configuration; never raise for a bad configuration.
+
+        Return a :class:`Measurement`, or a plain number for an ok value. Report a
+        configuration that fails with ``Measurement.failure(Status.RUN_ERROR, "why")``
+        (or another :class:`Status`): it is stored, counted in the budget and never
+        proposed again. An exception escaping ``evaluate`` is stored as a ``run_error``
+        too, but the tuner stops when the first evaluations all raise the same one (a
+        bug, not a bad configuration)."""
 
     def describe(self) -> dict[str, Any]:
         """Settings that identify this problem (stored with the run, part of its key)."""
         return {"name": self.name}
+
+    def check(self) -> None:
+        """Raise a :class:`~gpautotune.exceptions.GPAutotuneError` when no configuration
+        can be measured on this machine (a compiler that rejects its flags, a reference
+        program that does not build); :func:`~gpautotune.tuner.tune` calls it before the
+        first evaluation, so that a broken set-up is one error, not a budget of failures."""
+
+    def data_digest(self) -> str | None:
+        """A digest of the data the problem answers from (a replayed table), or None.
+
+        A run stores it beside its key and refuses to resume on another one, so that the
+        values of one run never come from two versions of a table.
+        """
+        return None
 
     def best_known(self) -> Config | None:
         """The configuration of :attr:`optimum`, when known."""

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import qmc
 
 from gpautotune.exceptions import SpaceError
 
@@ -22,6 +21,8 @@ MAX_RAW = 1 << 24
 def unit_sample(method: str, dims: int, n: int, seed: int | None) -> np.ndarray:
     """``n`` points in the unit cube. For Sobol, ``n`` is rounded up to a power of two and a
     larger ``n`` with the same seed extends the same sequence (prefix property)."""
+    from scipy.stats import qmc  # imported here: scipy.stats takes most of a second
+
     if method == "sobol":
         m = max(int(math.ceil(math.log2(max(n, 1)))), 0)
         with warnings.catch_warnings():
@@ -135,6 +136,8 @@ class _Draws:
         """The first ``n`` valid distinct points of one Sobol or random sequence."""
         space, dims = self.space, self.dims
         if self.method == "sobol":
+            from scipy.stats import qmc
+
             engine = qmc.Sobol(dims, scramble=True, seed=self.seed)
             first = 1 << max(int(math.ceil(math.log2(first))), 0)
 

@@ -1,7 +1,7 @@
 """The trial journal (SQLite) and its tables (pandas, CSV, Parquet, warm starts), and the
 field's exchange formats: Kernel Tuner caches and T4 results files in, T4 out."""
 
-from gpautotune.storage._journal import Journal
+from gpautotune.storage._journal import Journal, RunOwnedError
 from gpautotune.storage._kernel_tuner import (
     STATUS_INVALIDITY,
     TuningRecords,
@@ -10,17 +10,20 @@ from gpautotune.storage._kernel_tuner import (
 from gpautotune.storage._records import CatalogEntry, RunRecord, RunSpec, package_versions
 from gpautotune.storage._t4 import export_t4, t4_document, validate_t4
 from gpautotune.storage._tables import export_table, import_csv, trials_frame
+from gpautotune.storage._url import journal_path
 
 __all__ = [
     "STATUS_INVALIDITY",
     "CatalogEntry",
     "Journal",
+    "RunOwnedError",
     "RunRecord",
     "RunSpec",
     "TuningRecords",
     "export_t4",
     "export_table",
     "import_csv",
+    "journal_path",
     "package_versions",
     "read_tuning_file",
     "t4_document",

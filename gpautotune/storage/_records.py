@@ -44,7 +44,11 @@ def dumps(value: Any) -> str:
 
 @dataclass(frozen=True)
 class RunSpec:
-    """What identifies a run: same key, same run (re-running resumes it)."""
+    """What identifies a run: same key, same run (re-running resumes it).
+
+    ``data_digest`` (the digest of a replayed table, see ``Problem.data_digest``) is kept
+    beside the key, not in it: a run resumed on other data is refused, not forked.
+    """
 
     problem: str
     problem_settings: Mapping[str, Any]
@@ -53,6 +57,7 @@ class RunSpec:
     seed: int | None
     space: Mapping[str, Any]
     label: str | None = None
+    data_digest: str | None = None
 
     @property
     def key(self) -> str:
@@ -66,6 +71,15 @@ class RunSpec:
                 "label": self.label,
             }
         )
+
+    def describe(self) -> str:
+        """``problem / strategy, seed S`` (with the name when the run has one)."""
+        return _describe(self.problem, self.strategy, self.seed, self.label)
+
+
+def _describe(problem: str, strategy: str, seed: int | None, label: str | None) -> str:
+    named = f", name {label!r}" if label is not None else ""
+    return f"{problem} / {strategy}, seed {seed}{named}"
 
 
 @dataclass(frozen=True)
@@ -83,6 +97,10 @@ class RunRecord:
     finished_at: float | None
     label: str | None
     settings: Mapping[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """``problem / strategy, seed S`` (with the name when the run has one)."""
+        return _describe(self.problem, self.strategy, self.seed, self.label)
 
 
 @dataclass(frozen=True)

@@ -116,7 +116,7 @@ class TwoStage(StepwiseStrategy):
             from sklearn.neural_network import MLPRegressor
         except ImportError:  # pragma: no cover - depends on the environment
             raise ConfigError(
-                "two-stage needs scikit-learn: pip install 'gpautotune[quantization]'"
+                "two-stage needs scikit-learn, a dependency of gpautotune: pip install scikit-learn"
             ) from None
         centre, scale = float(y.mean()), float(y.std()) or 1.0
         state = int(self.rng.integers(2**31))

@@ -39,7 +39,7 @@ from botorch.posteriors.gpytorch import GPyTorchPosterior
 from gpytorch.distributions import MultivariateNormal
 from scipy.optimize import minimize
 
-from gpautotune.surrogate._gp import FitReport, SurrogateError
+from gpautotune.surrogate._gp import FitReport, Hyperparameters, SurrogateError
 from gpautotune.surrogate._linear import estimable_columns
 
 __all__ = ["KrigingModel", "KrigingSettings", "KrigingSurrogate"]
@@ -209,12 +209,15 @@ class KrigingModel(Model):
 
 class KrigingSurrogate:
     """Fit and query universal kriging; the interface of
-    :class:`~gpautotune.surrogate.GPSurrogate` (``fit``, ``transform``, ``model``,
-    ``predict``). ``X`` is ``n x (d + k)``: kernel inputs, then trend features."""
+    :class:`~gpautotune.surrogate.GPSurrogate` (``fit``, ``restore``, ``transform``,
+    ``model``, ``hyperparameters``, ``predict``). ``X`` is ``n x (d + k)``: kernel
+    inputs, then trend features."""
 
     def __init__(self, settings: KrigingSettings, n_dims: int, n_trend: int) -> None:
         self.settings, self.d, self.k = settings, n_dims, n_trend
         self.model: KrigingModel | None = None
+        #: The fit's ``theta`` (ranges, in units of the design's spread) and ``sigma2``.
+        self.hyperparameters: Hyperparameters | None = None
         self._log, self._shift, self._scale = False, 0.0, 1.0
 
     def transform(self, y: np.ndarray) -> np.ndarray:
@@ -222,24 +225,23 @@ class KrigingSurrogate:
         z = np.log(y) if self._log else np.asarray(y, dtype=float)
         return (z - self._shift) / self._scale
 
-    def fit(self, X: np.ndarray, y: np.ndarray, *, seed: int = 0) -> FitReport:
-        """Fit to observations ``y`` (original units) at inputs ``X``."""
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        *,
+        seed: int = 0,
+        warm: Hyperparameters | None = None,
+        fresh: bool = True,
+    ) -> FitReport:
+        """Fit to observations ``y`` (original units) at inputs ``X``. Every fit starts
+        afresh from ``starts`` random draws, as ``km`` did: ``warm`` and ``fresh`` (the
+        GP's warm start) are accepted and ignored."""
         t0 = time.perf_counter()
-        y = np.asarray(y, dtype=float)
-        self._log = self.settings.log_transform and bool(np.all(y > 0))
-        z = np.log(y) if self._log else y
-        self._shift = float(z.mean())
-        self._scale = float(z.std(ddof=1)) if len(z) > 1 and z.std() > 0 else 1.0
-        zt = self.transform(y)
-        inputs, H = X[:, : self.d], X[:, self.d :]
-        kept = [0] + [1 + j for j in estimable_columns(H, max_columns=max(len(y) - 2, 0))]
-        F = np.column_stack([np.ones(len(y)), H])[:, kept]
-        spread = np.ptp(inputs, axis=0)
-        scale = np.where(spread > 0, spread, 1.0)
-        theta, sigma2, value = self._maximise(inputs / scale, F, zt, inputs, seed)
-        t = torch.as_tensor
-        fit = _Fit.build(t(inputs / scale), t(F), t(zt), t(theta), sigma2, self.settings.nugget)
-        self.model = KrigingModel(fit, t(scale), kept, t(zt))
+        Xs, F, zt, kept, scale = self._data(X, y)
+        theta, sigma2, value = self._maximise(Xs, F, zt, X[:, : self.d], seed)
+        self.hyperparameters = {"theta": [float(v) for v in theta], "sigma2": [sigma2]}
+        fit = self._build(Xs, F, zt, kept, scale)
         return FitReport(
             seconds=time.perf_counter() - t0,
             mll=-value,
@@ -247,6 +249,37 @@ class KrigingSurrogate:
             trend=[round(float(v), 5) for v in fit.beta],
             noise=self.settings.nugget,
         )
+
+    def restore(self, X: np.ndarray, y: np.ndarray, hyperparameters: Hyperparameters) -> None:
+        """The model of an earlier fit to the same data, from its stored
+        :attr:`hyperparameters` (no optimisation)."""
+        self.hyperparameters = {k: list(v) for k, v in hyperparameters.items()}
+        self._build(*self._data(X, y))
+
+    def _data(self, X: np.ndarray, y: np.ndarray) -> tuple:
+        """Scaled kernel inputs, trend matrix, standardised outputs, kept trend columns
+        and input scales of the data (sets the output transform)."""
+        y = np.asarray(y, dtype=float)
+        self._log = self.settings.log_transform and bool(np.all(y > 0))
+        z = np.log(y) if self._log else y
+        self._shift = float(z.mean())
+        self._scale = float(z.std(ddof=1)) if len(z) > 1 and z.std() > 0 else 1.0
+        inputs, H = X[:, : self.d], X[:, self.d :]
+        kept = [0] + [1 + j for j in estimable_columns(H, max_columns=max(len(y) - 2, 0))]
+        F = np.column_stack([np.ones(len(y)), H])[:, kept]
+        spread = np.ptp(inputs, axis=0)
+        scale = np.where(spread > 0, spread, 1.0)
+        return inputs / scale, F, self.transform(y), kept, scale
+
+    def _build(self, Xs, F, zt, kept, scale) -> _Fit:  # noqa: ANN001 - arrays
+        """The model of :attr:`hyperparameters` on the data (sets :attr:`model`)."""
+        assert self.hyperparameters is not None
+        t = torch.as_tensor
+        theta = t(self.hyperparameters["theta"], dtype=torch.float64)
+        sigma2 = self.hyperparameters["sigma2"][0]
+        fit = _Fit.build(t(Xs), t(F), t(zt), theta, sigma2, self.settings.nugget)
+        self.model = KrigingModel(fit, t(scale), kept, t(zt))
+        return fit
 
     def _maximise(self, Xs, F, y, raw, seed) -> tuple[np.ndarray, float, float]:  # noqa: ANN001
         """θ (scaled units), σ² and -log L: the best of the uniform starts, then L-BFGS-B."""

@@ -9,6 +9,7 @@ from gpautotune.analysis import (
     analyse,
     expected_random_best,
     load_runs,
+    report_dir,
     summary_table,
     write_report,
 )
@@ -72,11 +73,17 @@ def test_summary_pairwise_and_score(journal):
     assert report.reference == {"toy": "A"}  # the random strategy
     p = report.pairwise
     assert p["strategy"].tolist() == ["B", "B"] and set(p["metric"]) == {"slowdown"}
-    assert p.loc[p["budget"] == 4, "diff"].item() == pytest.approx((1 + 1) / 2 / 0.5 - 3.0)
-    # no table to rebuild: the baseline is A's mean curve, so A scores 0 wherever defined
+    # paired over the seeds both ran (0 and 1): B's slowdowns 2, 2 against A's 6, 2
+    at4 = p.loc[p["budget"] == 4].iloc[0]
+    assert at4["test"] == "wilcoxon" and at4["n"] == 2
+    assert at4["diff"] == pytest.approx(((1 - 3) + (1 - 1)) / 2 / 0.5)
+    assert at4["p_holm"] == at4["p_value"]  # one strategy against the reference
+    # no table to rebuild: the baseline is A's mean curve, so A's score (0 by
+    # construction) is left out, and said so
     assert report.baselines["toy"].source.startswith("estimated")
-    a_scores = report.curves[report.curves["strategy"] == "A"]["score"].dropna()
-    assert len(a_scores) == 4 and np.allclose(a_scores, 0.0)
+    assert report.baselines["toy"].estimated_from == "A"
+    curves = report.curves.set_index("strategy")
+    assert curves.loc["A", "score"].isna().all() and curves.loc["B", "score"].notna().any()
 
 
 def test_written_files_and_terminal_table(journal, tmp_path):
@@ -98,8 +105,8 @@ def test_written_files_and_terminal_table(journal, tmp_path):
     assert pd.read_csv(tmp_path / "out" / "pairwise.csv")["reference"].unique().tolist() == ["B"]
     text = (tmp_path / "out" / "report.md").read_text()
     assert "## toy" in text and "Against B" in text and "![toy-score.png](toy-score.png)" in text
-    table = summary_table(analyse(journal))
-    assert isinstance(table, Table) and table.row_count == 2
+    tables = [r for r in summary_table(analyse(journal)).renderables if isinstance(r, Table)]
+    assert len(tables) == 1 and tables[0].row_count == 2
 
 
 def test_replay_problems_get_the_exact_random_baseline(tmp_path):
@@ -123,3 +130,21 @@ def test_replay_problems_get_the_exact_random_baseline(tmp_path):
     random = report.curves["random"].to_numpy()
     assert np.allclose(random, expected_random_best(values, np.arange(1, 7)))
     assert report.summary["slowdown_mean"].notna().all()  # optimum 1.0 is known
+
+
+def test_a_comparisons_stored_settings_are_the_reports_defaults(journal, tmp_path):
+    assert report_dir(journal) == journal.with_name("j-report")  # what compare writes
+    with Journal(journal) as j:
+        j.record_report_settings(
+            {
+                "labels": ["B", "A"],
+                "checkpoints": [3],
+                "reference": "B",
+                "output": str(tmp_path / "rep"),
+            }
+        )
+    report = analyse(journal)
+    assert [g.label for g in report.runs.groups] == ["B", "A"]  # the file's strategy order
+    assert report.checkpoints == {"toy": [3]} and report.reference == {"toy": "B"}
+    assert report_dir(journal) == tmp_path / "rep"
+    assert analyse(journal, checkpoints=[2], reference="A").checkpoints == {"toy": [2]}

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -77,3 +80,23 @@ def test_value_inputs_scale_the_levels_linearly() -> None:
     assert values[:, 0] == pytest.approx([0, 1 / 7, 3 / 7, 1])
     assert encoded[:, 0] == pytest.approx([0, 1 / 3, 2 / 3, 1])  # log2 positions
     assert values[:, 1] == pytest.approx(encoded[:, 1])  # categories keep their encoding
+
+
+def test_a_resumed_kriging_run_rebuilds_its_backlog_from_the_stored_fits(tmp_path) -> None:
+    """Killed after 22 trials (fits stored at 7, 13 and 19 trials), a run whose pool is
+    sampled (so that it has a backlog) restores the stored kriging fits and goes on as
+    the uninterrupted run did."""
+
+    def run(storage: Path) -> list[dict]:
+        options = {"exhaustive_limit": 0, "n_init": 7, "sample_size": 4, "perturbations": 2}
+        result = tune(
+            BoothProblem(), "gpr-seeds", 28, seed=5, strategy_options=options, storage=storage
+        )
+        return [t.config for t in result.trials]
+
+    whole = run(tmp_path / "whole.db")
+    killed = tmp_path / "killed.db"
+    with sqlite3.connect(tmp_path / "whole.db") as src, sqlite3.connect(killed) as dst:
+        src.backup(dst)
+        dst.execute("DELETE FROM trials WHERE number >= 22")
+    assert run(killed) == whole

@@ -17,6 +17,7 @@ from gpautotune.problems.quantization._digits import (
 from gpautotune.problems.quantization._factory import digits_problem
 from gpautotune.problems.quantization._finetune import finetune_ste
 from gpautotune.problems.quantization._layers import LayerInfo, find_layers, parameter_names
+from gpautotune.problems.quantization._packed import PackedLayer, PackedModel, load_packed
 from gpautotune.problems.quantization._plots import (
     best_so_far,
     mean_ci,
@@ -45,6 +46,8 @@ __all__ = [
     "DigitsResNet",
     "DigitsTraining",
     "LayerInfo",
+    "PackedLayer",
+    "PackedModel",
     "PolicySize",
     "PolicySpace",
     "QuantizationProblem",
@@ -59,6 +62,7 @@ __all__ = [
     "digits_problem",
     "evaluate_accuracy",
     "find_layers",
+    "load_packed",
     "finetune_ste",
     "mean_ci",
     "model_fingerprint",
