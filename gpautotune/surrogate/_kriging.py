@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -226,13 +227,7 @@ class KrigingSurrogate:
         return (z - self._shift) / self._scale
 
     def fit(
-        self,
-        X: np.ndarray,
-        y: np.ndarray,
-        *,
-        seed: int = 0,
-        warm: Hyperparameters | None = None,
-        fresh: bool = True,
+        self, X: np.ndarray, y: np.ndarray, *, seed: int = 0, warm: Any = None, fresh: bool = True
     ) -> FitReport:
         """Fit to observations ``y`` (original units) at inputs ``X``. Every fit starts
         afresh from ``starts`` random draws, as ``km`` did: ``warm`` and ``fresh`` (the
