@@ -37,10 +37,17 @@ class DLMTSettings(FactorFixingSettings):
         max_fix: fix at most this many factors per step, the most significant first
             (None: every significant one).
         restarts: random starts of the Fedorov exchange.
+        confirm: fix a significant factor only when its level in the predicted best
+            configuration is also its level in the best configuration measured in the
+            slice (the most significant factor when none agrees): a factor whose model is
+            wrong over the slice (the Laplacian's ``elements_number`` while
+            ``y_component_number`` is free) waits until the data back its level.
         candidates: size of the candidate set for the design (a uniform subset of the
             slice's valid configurations) and of the prediction sample in slices too
             large to enumerate (enumerable slices are scored entirely).
     """
+
+    KEY_OMITS_DEFAULTS = ("confirm",)
 
     candidates: PositiveInt = 5_000
     significance: Annotated[float, Field(gt=0, lt=1)] = 0.05
@@ -52,6 +59,7 @@ class DLMTSettings(FactorFixingSettings):
     augment: NonNegativeInt = 1
     max_fix: PositiveInt | None = None
     restarts: PositiveInt = 5
+    confirm: bool = False
 
 
 @register("dlmt")
@@ -113,6 +121,8 @@ class DLMT(FactorFixing):
         best = self.predicted_best(model)
         if best is None:
             return np.empty((0, self.space.dims))
+        if self.options.confirm and self.step >= len(self.fix_rules):
+            significant = self._confirmed(significant, best)
         if significant:
             self._retries = 0
             self.fix(significant, best, model, len(self.slice_data()[1]))
@@ -133,6 +143,15 @@ class DLMT(FactorFixing):
         if not significant or last or not self.subspace.free:
             return best[None, :]
         return None
+
+    def _confirmed(self, significant: list[str], best: np.ndarray) -> list[str]:
+        """The significant factors whose predicted-best level is also their level in the
+        best configuration measured in the slice; the most significant one if none is."""
+        index, values = self.slice_data()
+        measured = index[int(np.argmin(values))]
+        names = self.space.names
+        agree = [n for n in significant if best[names.index(n)] == measured[names.index(n)]]
+        return agree or significant[:1]
 
     def _unmeasured_left(self) -> bool:
         fresh = self.unexplored()
