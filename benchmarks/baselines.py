@@ -32,8 +32,8 @@ from typing import Any  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from gpautotune.problems import ConstrainedBitsProblem, laplacian_replay  # noqa: E402
-from gpautotune.problems._data import find_data  # noqa: E402
+from gpautotune.problems import ConstrainedBitsProblem, find_data, laplacian_replay  # noqa: E402
+from gpautotune.space import Space  # noqa: E402
 from gpautotune.strategies import Strategy, make_strategy  # noqa: E402
 from gpautotune.strategies.genetic import GeneticAlgorithm  # noqa: E402
 from gpautotune.strategies.greedy import GreedySearch  # noqa: E402
@@ -85,25 +85,18 @@ class ValueStepGreedy(GreedySearch):
 
 
 class DarwinningLikeGA(GeneticAlgorithm):
-    """GA with the operators of BOAST's genetic optimizer (the ``darwinning`` gem, BOAST's
-    fork): roulette selection with weights ``1/(f - g)``, ``g = best - (worst - best)``
-    (close to uniform when the values span orders of magnitude, as run times do), and
-    mutation of one random gene in 10% of the children instead of each gene with
-    probability 0.1. Tests whether selection pressure explains the seeds' weaker GA."""
+    """GA with both operators of BOAST's genetic optimizer (the ``darwinning`` gem, BOAST's
+    fork): roulette selection (``selection="roulette"``, weights ``1/f``) and mutation of
+    one random gene in 10% of the children instead of each gene with probability 0.1."""
 
     name = "genetic-darwinning"
 
-    def _tournament(self, fitness: np.ndarray) -> int:
-        ok = np.isfinite(fitness)
-        if ok.sum() < 2 or np.ptp(fitness[ok]) == 0:
-            return int(self.rng.integers(len(fitness)))
-        best, worst = fitness[ok].min(), fitness[ok].max()
-        weights = np.where(ok, 1.0 / (np.where(ok, fitness, 0.0) - (2 * best - worst)), 0.0)
-        return int(self.rng.choice(len(fitness), p=weights / weights.sum()))
+    def __init__(self, space: Space, *, seed: int | None = None, **options: Any) -> None:
+        super().__init__(space, seed=seed, selection="roulette", **options)
 
     def _mutate(self, genes: np.ndarray) -> np.ndarray:
         genes = genes.copy()
-        if self.rng.random() < self.mutation:
+        if self.rng.random() < self.options.mutation:
             j = int(self.rng.integers(self.space.dims))
             genes[j] = self.rng.integers(self.space.parameters[j].n_levels)
         return genes
@@ -134,7 +127,11 @@ LAPLACIAN_METHODS: dict[str, tuple[Callable[[Any, int], Strategy], int, dict]] =
     "DLMT-max-fix-2": _named("dlmt", 125, formula=LAPLACIAN_MODEL, max_fix=2),
     "DLMT-boxcox": _named("dlmt", 125, formula=LAPLACIAN_MODEL, transform="boxcox"),
     "DLMT-seeds-schedule": _named("dlmt", 125, formula=LAPLACIAN_MODEL, fix=SEED_003_DLMT_SCHEDULE),
+    "DLMT-confirm": _named("dlmt", 125, formula=LAPLACIAN_MODEL, confirm=True),
     "LM-pvalues": _named("lm", 120, formula=LAPLACIAN_MODEL, fix=(2, 1, 1, 1)),
+    "GS-seeds": _named("greedy", 120, moved_ignores=("lws_y",)),
+    "GPR-seeds": _named("gpr-seeds", 120, trend=LAPLACIAN_MODEL),
+    "GA-roulette": _named("genetic", 120, selection="roulette"),
     "GS-value-step": (
         (lambda space, seed: ValueStepGreedy(space, seed=seed)),
         120,

@@ -154,7 +154,7 @@ def _problem(name: str) -> Entry:
 
 def _strategy(name: str) -> Entry:
     cls = strategy_class(name)
-    docs = _option_docs(cls.Settings, cls)
+    docs = _option_docs(*inspect.getmro(cls.Settings), cls)  # presets inherit their docs
     return Entry("strategy", name, _summary(cls), _options(cls.Settings.parameters(), docs))
 
 

@@ -46,6 +46,8 @@ def test_list_shows_problems_and_strategies_with_defaults():
     assert "population=20" in out and "mutation=0.1" in out  # the genetic algorithm's
     detail = _flat(runner.invoke(app, ["list", "gpr"], env={"COLUMNS": "200"}).output)
     assert "stall_kappa" in detail and "10.0" in detail and "initial design size" in detail
+    preset = _flat(runner.invoke(app, ["list", "gpr-seeds"], env={"COLUMNS": "200"}).output)
+    assert "refit_every" in preset and "initial design size" in preset  # GPR's docs, inherited
     only = _flat(runner.invoke(app, ["list", "strategies"], env={"COLUMNS": "200"}).output)
     assert "two-stage" in only and "laplacian-replay" not in only
     bad = runner.invoke(app, ["list", "gprr"])

@@ -110,7 +110,7 @@ class Strategy(ABC):
 
     def settings(self) -> dict[str, Any]:
         """The strategy's options (stored with the run; part of its identity)."""
-        return self.options.as_dict()
+        return self.options.key()
 
     # ---------------------------------------------------------- subclasses
     @abstractmethod

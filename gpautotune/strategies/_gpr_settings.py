@@ -12,11 +12,12 @@ from pydantic import (
     NonNegativeInt,
     PositiveFloat,
     PositiveInt,
+    model_validator,
 )
 
 from gpautotune.acquisition import Acquisition, PoolSettings
 from gpautotune.strategies._settings import StrategySettings, strategy_settings
-from gpautotune.surrogate import GPSettings, Kernel
+from gpautotune.surrogate import GPSettings, Kernel, KrigingSettings
 
 T = TypeVar("T")
 
@@ -84,9 +85,9 @@ class GPRSettings(StrategySettings):
             or from the last escape), one step (all of its ``q`` picks) is an *escape*: it
             picks by LCB with ``stall_kappa`` instead of the acquisition, as Kernel Tuner's
             ``multi`` acquisition switches functions when one stops improving. ``None``:
-            never. The default 7 was measured on the Laplacian replay (docs/benchmarks.md).
+            never. The default 7 was measured on the Laplacian replay (docs/benchmarks/gpr.md).
         stall_kappa: the escape step's ``mean - stall_kappa * sd`` weight (a bold 10 left
-            the Laplacian's 1.21 basin where 3 led into it; docs/benchmarks.md).
+            the Laplacian's 1.21 basin where 3 led into it; docs/benchmarks/gpr.md).
         escape: where the escape step looks: ``rotate`` (default), the unmeasured valid
             configurations that differ from the best one in a single parameter (any
             level: a pattern-search poll), restricted to the parameters polled least
@@ -94,7 +95,22 @@ class GPRSettings(StrategySettings):
             parameters in turn; the whole pool when no move is left. ``poll``, every
             one-parameter move at once (LCB keeps returning to the parameter with the most
             uncertain levels); ``lcb``, the whole pool (it tends to pick corners).
+        model: ``gp`` (the GP of :class:`~gpautotune.surrogate.GPSettings`) or
+            ``kriging``, universal kriging fitted as DiceKriging's ``km`` fitted it for
+            the seeds (:mod:`gpautotune.surrogate._kriging`): tensor-product Matérn 5/2,
+            GLS trend, maximum likelihood without priors, the nugget ``noise`` (a number:
+            a fraction of the variance). The GP's kernel, prior, warp and restart options
+            do not apply to it.
+        refit_every: fit the model once per this many measurements and measure its best
+            ``refit_every`` configurations of one scoring, in order, without conditioning
+            on the picks (the seeds' Laplacian GPR: 6); 1 refits before every pick (and
+            ``ask(q)`` conditions each pick on the previous ones).
+        inputs: what the kernel sees of the parameters: ``encoded`` (the space's
+            encoding: log2 for powers of two, level index for ordinals) or ``values`` (their
+            values scaled linearly to [0, 1]; the seeds' R models saw the raw values).
     """
+
+    KEY_OMITS_DEFAULTS = ("model", "refit_every", "inputs")
 
     n_init: PositiveInt | None = None
     init_method: Literal["sobol", "random", "lhs"] = "sobol"
@@ -122,6 +138,22 @@ class GPRSettings(StrategySettings):
     stall: PositiveInt | None = 7
     stall_kappa: PositiveFloat = 10.0
     escape: Literal["lcb", "poll", "rotate"] = "rotate"
+    model: Literal["gp", "kriging"] = "gp"
+    refit_every: PositiveInt = 1
+    inputs: Literal["encoded", "values"] = "encoded"
+
+    @model_validator(mode="after")
+    def _kriging_nugget(self) -> GPRSettings:
+        if self.model == "kriging" and self.noise == "learned":
+            raise ValueError(
+                "model 'kriging' needs a fixed nugget: give noise as a fraction of the "
+                "variance (the seeds: 1e-12)"
+            )
+        return self
+
+    def kriging(self) -> KrigingSettings:
+        """The kriging model's settings (``model="kriging"``): nugget and log transform."""
+        return KrigingSettings(nugget=float(self.noise), log_transform=self.log_transform)
 
     def gp(self) -> GPSettings:
         """The GP's settings: the options of the same names (the rest at their defaults)."""

@@ -23,6 +23,7 @@ _BUILTIN: dict[str, str] = {
     "random": "gpautotune.strategies.random_sample:RandomSampling",
     "sobol": "gpautotune.strategies.sobol:SobolSampling",
     "gpr": "gpautotune.strategies.gpr:GPRStrategy",
+    "gpr-seeds": "gpautotune.strategies.gpr_seeds:GPRSeeds",
     "round-robin": "gpautotune.strategies.round_robin:RoundRobin",
     "lhs": "gpautotune.strategies.lhs:LatinHypercube",
     "greedy": "gpautotune.strategies.greedy:GreedySearch",

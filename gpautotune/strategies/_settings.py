@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from collections.abc import Mapping
-from typing import Any, Self, TypeVar
+from typing import Any, ClassVar, Self, TypeVar
 
 import pydantic
 from pydantic import ConfigDict, ValidationError
@@ -53,6 +53,10 @@ def strategy_settings(cls: type[T]) -> type[T]:
 @strategy_settings
 class StrategySettings:
     """The settings of a strategy without options; the base of every strategy's settings."""
+
+    #: Options added after runs were stored: left out of the run key while at their
+    #: defaults, so that the stored runs keep their keys (and resume).
+    KEY_OMITS_DEFAULTS: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def build(cls, options: Mapping[str, Any], where: str) -> Self:
@@ -94,3 +98,13 @@ class StrategySettings:
         """Option name -> value (tuples stay tuples; JSON stores them as lists)."""
         fields = dataclasses.fields(self)  # type: ignore[arg-type]
         return {f.name: getattr(self, f.name) for f in fields}
+
+    def key(self) -> dict[str, Any]:
+        """The options that identify a run: :meth:`as_dict` without the
+        :attr:`KEY_OMITS_DEFAULTS` options that are at their defaults."""
+        defaults = {f.name: f.default for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        return {
+            k: v
+            for k, v in self.as_dict().items()
+            if k not in self.KEY_OMITS_DEFAULTS or v != defaults[k]
+        }

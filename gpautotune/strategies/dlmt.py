@@ -20,7 +20,34 @@ __all__ = ["DLMT", "DLMTSettings"]
 
 @strategy_settings
 class DLMTSettings(FactorFixingSettings):
-    """Options of :class:`DLMT`."""
+    """Options of :class:`DLMT`.
+
+    Attributes:
+        formula: the initial model (see ``build_basis``).
+        significance: p-value threshold for fixing a factor (0.05 Laplacian, 0.01 SPAPT).
+        designs: explicit design sizes per step (later steps use ``design_factor``).
+        design_factor: design size per model column.
+        transform: ``"auto"``, ``"boxcox"`` or ``"none"``.
+        max_steps: stop after this many designs (None: no limit).
+        fix: per step, a formula whose parameters are fixed at that step whatever their
+            p-values (the seeds' automated Laplacian runs fixed ``vector_length + lws_y``,
+            then ``y_component_number + threads_number``, ``elements_number`` and
+            ``load_overlap + temporary_size``); later steps use ``significance``.
+        augment: extra designs tried in a slice where no factor is significant.
+        max_fix: fix at most this many factors per step, the most significant first
+            (None: every significant one).
+        restarts: random starts of the Fedorov exchange.
+        confirm: fix a significant factor only when its level in the predicted best
+            configuration is also its level in the best configuration measured in the
+            slice (the most significant factor when none agrees): a factor whose model is
+            wrong over the slice (the Laplacian's ``elements_number`` while
+            ``y_component_number`` is free) waits until the data back its level.
+        candidates: size of the candidate set for the design (a uniform subset of the
+            slice's valid configurations) and of the prediction sample in slices too
+            large to enumerate (enumerable slices are scored entirely).
+    """
+
+    KEY_OMITS_DEFAULTS = ("confirm",)
 
     candidates: PositiveInt = 5_000
     significance: Annotated[float, Field(gt=0, lt=1)] = 0.05
@@ -32,6 +59,7 @@ class DLMTSettings(FactorFixingSettings):
     augment: NonNegativeInt = 1
     max_fix: PositiveInt | None = None
     restarts: PositiveInt = 5
+    confirm: bool = False
 
 
 @register("dlmt")
@@ -55,24 +83,7 @@ class DLMT(FactorFixing):
     the number of model columns (intercept included, collinear terms left out): with
     the Laplacian model of seed 003 (eq. 11.2) that is 24, 18, 10, 6.
 
-    Args:
-        formula: the initial model (see ``build_basis``).
-        significance: p-value threshold for fixing a factor (0.05 Laplacian, 0.01 SPAPT).
-        designs: explicit design sizes per step (later steps use ``design_factor``).
-        design_factor: design size per model column.
-        transform: ``"auto"``, ``"boxcox"`` or ``"none"``.
-        max_steps: stop after this many designs (None: no limit).
-        fix: per step, a formula whose parameters are fixed at that step whatever their
-            p-values (the seeds' automated Laplacian runs fixed ``vector_length + lws_y``,
-            then ``y_component_number + threads_number``, ``elements_number`` and
-            ``load_overlap + temporary_size``); later steps use ``significance``.
-        augment: extra designs tried in a slice where no factor is significant.
-        max_fix: fix at most this many factors per step, the most significant first
-            (None: every significant one).
-        restarts: random starts of the Fedorov exchange.
-        candidates: size of the candidate set for the design (a uniform subset of the
-            slice's valid configurations) and of the prediction sample in slices too
-            large to enumerate (enumerable slices are scored entirely).
+    The options are the fields of :class:`DLMTSettings`.
     """
 
     Settings = DLMTSettings
@@ -110,6 +121,8 @@ class DLMT(FactorFixing):
         best = self.predicted_best(model)
         if best is None:
             return np.empty((0, self.space.dims))
+        if self.options.confirm and self.step >= len(self.fix_rules):
+            significant = self._confirmed(significant, best)
         if significant:
             self._retries = 0
             self.fix(significant, best, model, len(self.slice_data()[1]))
@@ -130,6 +143,15 @@ class DLMT(FactorFixing):
         if not significant or last or not self.subspace.free:
             return best[None, :]
         return None
+
+    def _confirmed(self, significant: list[str], best: np.ndarray) -> list[str]:
+        """The significant factors whose predicted-best level is also their level in the
+        best configuration measured in the slice; the most significant one if none is."""
+        index, values = self.slice_data()
+        measured = index[int(np.argmin(values))]
+        names = self.space.names
+        agree = [n for n in significant if best[names.index(n)] == measured[names.index(n)]]
+        return agree or significant[:1]
 
     def _unmeasured_left(self) -> bool:
         fresh = self.unexplored()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import Field, NonNegativeInt, model_validator
@@ -20,12 +20,26 @@ _TRIES = 50
 
 @strategy_settings
 class GeneticSettings(StrategySettings):
-    """Options of :class:`GeneticAlgorithm`."""
+    """Options of :class:`GeneticAlgorithm`.
+
+    Attributes:
+        population: members per generation.
+        mutation: per-gene mutation probability.
+        elitism: best members copied unchanged into the next generation.
+        twin_removal: breed again children that duplicate a known configuration.
+        selection: how parents are picked: ``tournament`` (the better of two random
+            members) or ``roulette`` (fitness-proportional, as BOAST's genetic optimizer,
+            the ``darwinning`` gem, picked them: weights ``1/f``, the speed of a run time;
+            ``1/(f - g)`` with ``g = best - (worst - best)`` when some value is not positive).
+    """
+
+    KEY_OMITS_DEFAULTS = ("selection",)
 
     population: Annotated[int, Field(ge=2)] = 20
     mutation: Annotated[float, Field(ge=0, le=1)] = 0.1
     elitism: NonNegativeInt = 1
     twin_removal: bool = True
+    selection: Literal["tournament", "roulette"] = "tournament"
 
     @model_validator(mode="after")
     def _elite_fits(self) -> GeneticSettings:
@@ -44,7 +58,8 @@ class GeneticAlgorithm(StepwiseStrategy):
     Generation 0 is ``population`` uniformly random valid configurations. Each next
     generation keeps the ``elitism`` best members unchanged (not measured again) and
     fills the rest with children: two parents picked by binary tournaments (the better
-    of two random members, failed members losing), uniform crossover (each gene from
+    of two random members, failed members losing) or by roulette (``selection``), uniform
+    crossover (each gene from
     either parent with probability 1/2) and mutation (each gene, with probability
     ``mutation``, redrawn uniformly among its levels). A child that violates the
     predicates is bred again; with ``twin_removal`` a child identical to any
@@ -53,11 +68,7 @@ class GeneticAlgorithm(StepwiseStrategy):
     valid configuration takes the child's place. Generations go on until the budget is
     spent. Real parameters mutate to a uniform position.
 
-    Args:
-        population: members per generation.
-        mutation: per-gene mutation probability.
-        elitism: best members copied unchanged into the next generation.
-        twin_removal: breed again children that duplicate a known configuration.
+    The options are the fields of :class:`GeneticSettings`.
     """
 
     Settings = GeneticSettings
@@ -108,7 +119,7 @@ class GeneticAlgorithm(StepwiseStrategy):
         self, members: np.ndarray, fitness: np.ndarray, taken: set[object]
     ) -> np.ndarray | None:
         for _ in range(_TRIES):
-            a, b = self._tournament(fitness), self._tournament(fitness)
+            a, b = self._parent(fitness), self._parent(fitness)
             genes = np.where(self.rng.random(self.space.dims) < 0.5, members[a], members[b])
             genes = self._mutate(genes)
             if not self.space.valid_mask(genes[None, :])[0]:
@@ -118,6 +129,24 @@ class GeneticAlgorithm(StepwiseStrategy):
                 continue
             return genes
         return None
+
+    def _parent(self, fitness: np.ndarray) -> int:
+        if self.options.selection == "roulette":
+            return self._roulette(fitness)
+        return self._tournament(fitness)
+
+    def _roulette(self, fitness: np.ndarray) -> int:
+        """A member drawn with probability proportional to ``1/f`` (failed members: 0),
+        or to ``1/(f - g)``, ``g = 2 best - worst``, when a value is not positive; uniform
+        when every value is the same (darwinning's rule for minimisation)."""
+        ok = np.isfinite(fitness)
+        if not ok.any() or np.ptp(fitness[ok]) == 0:
+            return int(self.rng.integers(len(fitness)))
+        best, worst = fitness[ok].min(), fitness[ok].max()
+        goal = 0.0 if best > 0 else 2 * best - worst
+        weights = np.zeros(len(fitness))
+        weights[ok] = 1.0 / (fitness[ok] - goal)
+        return int(self.rng.choice(len(fitness), p=weights / weights.sum()))
 
     def _tournament(self, fitness: np.ndarray) -> int:
         i, j = self.rng.integers(len(fitness), size=2)

@@ -17,7 +17,7 @@ The seeds' method (seed 003 §4.2, figure 13.4), on BoTorch/GPyTorch:
    large kappa over the one-parameter moves of the best configuration (a pattern-search
    poll), the parameters taken in turn. With it (and the Laplacian space's model inputs),
    all 200 Laplacian replay runs end within 0.6% of the optimum at 120 evaluations
-   (docs/benchmarks.md).
+   (docs/benchmarks/gpr.md).
 
 Failed configurations are never proposed again; they join the regression at the worst
 value measured (``failed_value``), and a feasibility classifier multiplies EI by the
@@ -58,6 +58,7 @@ from gpautotune.strategies._registry import register
 from gpautotune.strategies._screening import Screening
 from gpautotune.surrogate import (
     GPSurrogate,
+    KrigingSurrogate,
     SurrogateError,
     build_basis,
     torch_threads,
@@ -98,9 +99,7 @@ class GPRStrategy(Strategy):
             )
         self.basis = build_basis(o.trend, space, inputs=self.extra_inputs)
         self.gp_settings, self.pool_settings = o.gp(), o.pool()
-        self.gp = GPSurrogate(
-            self.gp_settings, space.dims + len(self.extra_inputs), len(self.basis)
-        )
+        self.gp = self._surrogate()
         self.pool = CandidatePool(space, self.pool_settings, seed)
         #: The fit whose step left the pool's backlog as it is (None: an empty backlog).
         self._backlog_fit: int | None = None
@@ -109,6 +108,15 @@ class GPRStrategy(Strategy):
         self.escapes: list[int] = []
         self._scale_inputs()
         self.screening = Screening(o.screen) if o.screen is not None else None
+        #: The batch being measured with ``refit_every``: its first trial and its picks.
+        self._batch: tuple[int, list[Proposal]] | None = None
+
+    def _surrogate(self) -> GPSurrogate | KrigingSurrogate:
+        """The model the ``model`` option names, over the parameters and extra inputs."""
+        dims = self.space.dims + len(self.extra_inputs)
+        if self.options.model == "kriging":
+            return KrigingSurrogate(self.options.kriging(), dims, len(self.basis))
+        return GPSurrogate(self.gp_settings, dims, len(self.basis))
 
     def _scale_inputs(self) -> None:
         """Centre and scale of the trend features and extra inputs, from the pool's valid
@@ -135,7 +143,7 @@ class GPRStrategy(Strategy):
     def settings(self) -> dict[str, Any]:
         """The options, with ``n_init`` and ``extra_inputs`` resolved; ``screen`` only when
         set and the stall options only with ``stall`` (so earlier run keys still hold)."""
-        out = {**self.options.as_dict(), "n_init": self.n_init}
+        out = {**self.options.key(), "n_init": self.n_init}
         out["extra_inputs"] = list(self.extra_inputs)
         if out["screen"] is None:
             del out["screen"]
@@ -148,7 +156,7 @@ class GPRStrategy(Strategy):
     def features(self, index: np.ndarray) -> np.ndarray:
         """GP inputs: encoded parameters, extra inputs scaled to [0, 1], then standardised
         trend features (the kernel sees the first two groups, the trend the last)."""
-        parts = [self.space.encode(index)]
+        parts = [self._positions(index)]
         if self.extra_inputs or len(self.basis):
             cols = self.space.columns(index)
             if self.extra_inputs:
@@ -157,6 +165,22 @@ class GPRStrategy(Strategy):
             if len(self.basis):
                 parts.append((self.basis(cols) - self._h_mean) / self._h_scale)
         return np.hstack(parts)
+
+    def _positions(self, index: np.ndarray) -> np.ndarray:
+        """The kernel's view of the parameters: the space's encoding, or (``inputs="values"``)
+        the parameters' values scaled linearly to [0, 1] over their levels (the seeds' R
+        models saw the values themselves); non-numeric levels keep their encoding."""
+        encoded = self.space.encode(index)
+        if self.options.inputs == "encoded":
+            return encoded
+        for j, p in enumerate(self.space.parameters):
+            levels = np.asarray(getattr(p, "levels", ()))
+            if levels.dtype.kind in "biuf" and len(levels) > 1:
+                values = levels.astype(float)
+                span = np.ptp(values)
+                scaled = (values - values.min()) / span if span > 0 else values * 0
+                encoded[:, j] = scaled[index[:, j].astype(np.int64)]
+        return encoded
 
     # ------------------------------------------------------------- propose
     def _propose(self, n: int) -> list[Proposal]:
@@ -226,14 +250,38 @@ class GPRStrategy(Strategy):
 
     def _model_step(self, n: int) -> list[Proposal]:
         with torch_threads(self.gp_settings.threads):
+            if self.options.refit_every > 1:
+                return self._batched(n)
             return self._select(n)
 
-    def _select(self, n: int) -> list[Proposal]:
-        step = len(self.trials)
+    def _batched(self, n: int) -> list[Proposal]:
+        """``refit_every`` picks per fit: the model fitted on the trials before the batch
+        ranks the pool once and the batch is its best configurations, in order (the seeds'
+        Laplacian GPR measured the 6 lowest LCB values of each fit). The batch boundaries
+        depend only on the number of trials, so a resumed run refits where the first did;
+        a batch depends on those trials alone (pending configurations are only skipped)."""
+        k = self.options.refit_every
+        start = self.n_init + (len(self.trials) - self.n_init) // k * k
+        if self._batch is None or self._batch[0] != start:
+            enough = sum(t.ok for t in self.trials[:start]) >= 2
+            self._batch = (start, self._select(k, start) if enough else [])
+        picks = self._batch[1]
+        seen = self.is_seen(self.space.to_index([p.config for p in picks])) if picks else []
+        fresh = [p for p, s in zip(picks, seen, strict=True) if not s]
+        return fresh[:n] or self._select(n)
+
+    def _select(self, n: int, step: int | None = None) -> list[Proposal]:
+        """Fit the model to the first ``step`` trials (a ``refit_every`` batch) and pick
+        ``n``; by default to all the trials, conditioned on the pending configurations."""
+        batch = step is not None
+        step = len(self.trials) if step is None else step
+        trials = self.trials[:step]
         # the steps of the picks still being evaluated count too (asynchronous workers)
-        past = model_fits([*self.trials, *self.pending_proposals])
+        pending = [] if batch else self.pending_proposals
+        rows_pending = np.empty((0, self.space.dims)) if batch else self.pending
+        past = model_fits([*trials, *pending])
         self._sync_backlog(past)
-        X, y = self._training_data(self.trials)
+        X, y = self._training_data(trials)
         number = past[-1].number + 1 if past else 0
         report = self.gp.fit(
             X,
@@ -243,17 +291,18 @@ class GPRStrategy(Strategy):
             fresh=number % self.gp_settings.fresh_every == 0,
         )
         t0 = time.perf_counter()
-        escape = self._stalled()
+        escape = self._stalled(step, pending)
+        # a batch fitted to earlier trials scores what they left unmeasured, as it did then
+        seen = self._seen_among(trials) if batch else self.is_seen
         rows, scores, sources, picked, picks = self._pick(
-            n, step, y, escape, self.trials, self.is_seen, self.pending
+            n, step, y, escape, trials, seen, rows_pending
         )
         if not escape:  # an escape step's LCB scores say nothing of the backlog's EI
             self.pool.keep_backlog(rows, scores, picked)
             self._backlog_fit = number
         acq_s = time.perf_counter() - t0
-        fit = ModelFit(
-            number, step, n, escape, dict(self.gp.hyperparameters or {}), self.pending.tolist()
-        )
+        hyperparameters = dict(self.gp.hyperparameters or {})
+        fit = ModelFit(number, step, n, escape, hyperparameters, rows_pending.tolist())
         counts = (
             {str(k): int(v) for k, v in zip(*np.unique(sources, return_counts=True), strict=True)}
             if len(rows)
@@ -285,8 +334,9 @@ class GPRStrategy(Strategy):
         pending: np.ndarray,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[ModelPick]]:
         """Up to ``n`` picks of the fitted model, conditioned on the ``pending`` rows (in
-        flight elsewhere) and on each pick after the first (the kriging believer): the
-        scored rows, their scores and sources, the picked positions and the picks."""
+        flight elsewhere) and on each pick after the first (the kriging believer; with
+        ``refit_every`` > 1, the best ``n`` of one scoring): the scored rows, their scores
+        and sources, the picked positions and the picks."""
         best_f = float(self.gp.transform(y).min())
         feasible = self._feasibility_model(trials)
         model = self.gp.model
@@ -296,6 +346,7 @@ class GPRStrategy(Strategy):
         picks: list[ModelPick] = []
         rows = scores = sources = np.empty(0)
         o = self.options
+        ranked = o.refit_every > 1
         kind, kappa = ("lcb", o.stall_kappa) if escape else (o.acquisition, o.kappa)
         for q in range(n):
             acqf = make_acquisition(kind, model, best_f, kappa)
@@ -314,14 +365,14 @@ class GPRStrategy(Strategy):
                 else:  # the regular pool, or an escape with every poll move measured
                     rows, scores, sources = self.pool.propose(step, seen, scorer)
             else:
-                scores = scorer(rows)
+                scores = scores if ranked else scorer(rows)
                 scores[picked] = -np.inf
             if not len(rows) or not np.isfinite(scores).any():
                 break
             best = int(np.argmax(scores))
             picked.append(best)
             picks.append(ModelPick(str(sources[best]), float(scores[best]), escape and q == 0))
-            if q + 1 < n:
+            if q + 1 < n and not ranked:
                 model, best_f = self._believe(model, rows[best][None, :], best_f)
         return rows, scores, sources, np.array(picked, dtype=int), picks
 
@@ -346,18 +397,28 @@ class GPRStrategy(Strategy):
             X, y = self._training_data(trials)
             self.gp.restore(X, y, fit.hyperparameters)
             pending = np.asarray(fit.pending, dtype=float).reshape(-1, self.space.dims)
-            index = np.vstack([self.space.to_index([t.config for t in trials]), pending])
-            keys = set(self.space.row_keys(index).tolist())
-
-            def seen(rows: np.ndarray, keys: set[Any] = keys) -> np.ndarray:
-                k = self.space.row_keys(rows).tolist()
-                return np.fromiter((x in keys for x in k), dtype=bool, count=len(k))
-
+            seen = self._seen_among(trials, pending)
             rows, scores, _, picked, _ = self._pick(
                 fit.batch, fit.step, y, False, trials, seen, pending
             )
             self.pool.keep_backlog(rows, scores, picked)
         self._backlog_fit = target
+
+    def _seen_among(
+        self, trials: Sequence[Trial], pending: np.ndarray | None = None
+    ) -> Callable[[np.ndarray], np.ndarray]:
+        """A mask of the rows whose configurations ``trials`` (or the ``pending`` index
+        rows) hold."""
+        index = self.space.to_index([t.config for t in trials])
+        if pending is not None and len(pending):
+            index = np.vstack([index, pending])
+        keys = set(self.space.row_keys(index).tolist())
+
+        def seen(rows: np.ndarray) -> np.ndarray:
+            k = self.space.row_keys(rows).tolist()
+            return np.fromiter((x in keys for x in k), dtype=bool, count=len(k))
+
+        return seen
 
     def _believe(self, model: Any, rows: np.ndarray, best_f: float) -> tuple[Any, float]:
         """The kriging believer: ``model`` conditioned on ``rows`` (index rows not measured:
@@ -393,19 +454,19 @@ class GPRStrategy(Strategy):
             warnings.simplefilter("ignore")
             return GaussianProcessClassifier(kernel=Matern(nu=2.5), random_state=0).fit(X, labels)
 
-    def _stalled(self) -> bool:
-        """Whether ``stall`` measurements went by since the best one and the last escape step
-        (and no escape step is pending)."""
+    def _stalled(self, step: int | None = None, pending: Sequence[Proposal] = ()) -> bool:
+        """Whether ``stall`` measurements went by since the best one and the last escape
+        step, among the first ``step`` trials (default: all), and no escape step is
+        ``pending`` (being evaluated by asynchronous workers: one escape at a time)."""
+        trials = self.trials[:step]
         if self.options.stall is None:
             return False
-        ok = [(t.value, i) for i, t in enumerate(self.trials) if t.ok]
-        if not ok or any(
-            pick is not None and pick.escape
-            for pick in (ModelPick.of(p.info) for p in self.pending_proposals)
-        ):  # an escape step still being evaluated (asynchronous workers) is one in progress
+        ok = [(t.value, i) for i, t in enumerate(trials) if t.ok]
+        escaping = (ModelPick.of(p.info) for p in pending)
+        if not ok or any(pick is not None and pick.escape for pick in escaping):
             return False
-        since = max([min(ok)[1], *self.escapes])
-        return len(self.trials) - 1 - since >= self.options.stall
+        since = max([min(ok)[1], *(i for i in self.escapes if i < len(trials))])
+        return len(trials) - 1 - since >= self.options.stall
 
     def _poll_set(self, ok: Sequence[Trial]) -> np.ndarray:
         """Unmeasured valid configurations one parameter away (any level) from the best;

@@ -11,6 +11,7 @@ from gpautotune.surrogate._gp import (
     SurrogateError,
     torch_threads,
 )
+from gpautotune.surrogate._kriging import KrigingModel, KrigingSettings, KrigingSurrogate
 from gpautotune.surrogate._linear import (
     LinearFit,
     Transform,
@@ -28,6 +29,9 @@ __all__ = [
     "GPSurrogate",
     "Hyperparameters",
     "Kernel",
+    "KrigingModel",
+    "KrigingSettings",
+    "KrigingSurrogate",
     "LinearFit",
     "SurrogateError",
     "Term",

@@ -158,7 +158,15 @@ def test_shipped_table_11_3_comparison_validates():
         "LM",
         "QR",
         "DLMT",
+        "GPR-seeds",
+        "GPR",
     ]
+    assert {
+        s.display: cfg.repetitions_of(s) for s in cfg.strategies if s.name.startswith("gpr")
+    } == {
+        "GPR-seeds": 200,
+        "GPR": 200,
+    }
     assert {s.display: cfg.budget_of(s) for s in cfg.strategies if cfg.budget_of(s) != 120} == {
         "LHS": 125,
         "DLMT": 125,

@@ -12,6 +12,7 @@ from gpautotune.exceptions import ConfigError
 from gpautotune.problems import ConstrainedBitsProblem, Measurement, Problem, ScreeningProblem
 from gpautotune.space import IntRange, Space
 from gpautotune.strategies import make_strategy
+from gpautotune.trial import Origin, Trial
 from gpautotune.tuner import TuningRun, tune
 
 LAPLACIAN_MODEL = (
@@ -83,7 +84,52 @@ def test_greedy_restart_uses_the_budget_with_several_starts() -> None:
     assert max(t.info["start"] for t in result.trials) >= 2
 
 
+class Slope(Problem):
+    """A 10x10 grid whose steepest moves are along y: f = (x - 9)^2 + 100 (y - 9)^2."""
+
+    name = "slope"
+
+    def __init__(self) -> None:
+        self.space = Space([IntRange("x", 0, 9), IntRange("y", 0, 9)])
+
+    def evaluate(self, config: dict[str, Any]) -> Measurement:
+        return Measurement.success(float((config["x"] - 9) ** 2 + 100 * (config["y"] - 9) ** 2))
+
+
+def test_greedy_stops_after_a_move_along_an_ignored_parameter() -> None:
+    for seed in range(6):
+        plain, full = _run_strategy(Slope(), "greedy", 200, seed=seed)
+        start = full.trials[0].config
+        if start["y"] == 9:
+            continue
+        assert full.best_config == {"x": 9, "y": 9}
+        seeds_gs, short = _run_strategy(Slope(), "greedy", 200, seed=seed, moved_ignores=["y"])
+        # the first step moves along y alone, which ends the descent (seed 000's GS)
+        assert short.best_config == {"x": start["x"], "y": start["y"] + 1}
+        assert short.used == 1 + len(plain.space.neighbor_index(plain.space.to_index([start])[0]))
+        assert seeds_gs.ask(1) == []
+        assert seeds_gs.settings() == {"radius": 1, "moved_ignores": ("y",)}
+        assert plain.settings() == {"radius": 1}  # the default keeps earlier run keys
+
+
+def test_greedy_checks_the_ignored_parameters() -> None:
+    with pytest.raises(ConfigError, match="moved_ignores"):
+        make_strategy("greedy", Bowl().space, moved_ignores=["w"])
+
+
 # ------------------------------------------------------------------- genetic
+def test_genetic_roulette_draws_parents_in_proportion_to_speed() -> None:
+    ga = make_strategy("genetic", Bowl().space, seed=1, selection="roulette")
+    draws = Counter(ga._parent(np.array([1.0, 2.0, np.inf])) for _ in range(3000))
+    assert draws[2] == 0  # a failed member is never a parent
+    assert draws[0] / 3000 == pytest.approx(2 / 3, abs=0.04)
+    # not all positive: weights 1 / (f - g), g = best - (worst - best) = -3
+    draws = Counter(ga._parent(np.array([-1.0, 0.0, 1.0])) for _ in range(3000))
+    assert [draws[i] / 3000 for i in range(3)] == pytest.approx([6 / 13, 4 / 13, 3 / 13], abs=0.04)
+    assert ga.settings()["selection"] == "roulette"
+    assert "selection" not in make_strategy("genetic", Bowl().space).settings()
+
+
 def test_genetic_generations_measure_population_minus_elites() -> None:
     _, result = _run_strategy(ConstrainedBitsProblem(), "genetic", 20 + 19 * 2)
     assert Counter(t.info["generation"] for t in result.trials) == {0: 20, 1: 19, 2: 19}
@@ -212,3 +258,20 @@ def test_ask_waits_for_the_results_of_a_step() -> None:
     run.tell(start[0], problem.evaluate(start[0]))
     assert len(run.ask(10)) > 1
     assert np.isfinite(run.best.value)
+
+
+def test_dlmt_confirm_keeps_the_factors_the_best_measurement_backs() -> None:
+    strategy = make_strategy("dlmt", Bowl().space, seed=0, confirm=True)
+    rows = np.array([[3, 8, 5], [0, 0, 0], [11, 11, 0]])
+    configs = Bowl().space.to_configs(rows)
+    strategy.tell(  # measurements of the slice (warm starts join the strategy's history)
+        [
+            Trial(i, c, Measurement.success(v), origin=Origin.WARM_START)
+            for i, (c, v) in enumerate(zip(configs, [1.0, 5.0, 9.0], strict=True))
+        ]
+    )
+    predicted = np.array([3, 2, 5])  # agrees with the best measurement on x and z
+    assert strategy._confirmed(["y", "x", "z"], predicted) == ["x", "z"]
+    assert strategy._confirmed(["y"], predicted) == ["y"]  # none agrees: the most significant
+    assert strategy.settings()["confirm"] is True
+    assert "confirm" not in make_strategy("dlmt", Bowl().space).settings()  # earlier run keys

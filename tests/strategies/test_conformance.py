@@ -125,7 +125,8 @@ def test_a_run_killed_anywhere_resumes_as_the_uninterrupted_one(name: str, tmp_p
     run killed after any trial (in the middle of a batch of 3 too) and resumed measures
     the uninterrupted run's configurations in the same order. GPR samples its pool here
     (not the whole grid) so that its backlog has to be rebuilt too."""
-    options = {**FAST.get(name, {}), **({"exhaustive_limit": 0} if name == "gpr" else {})}
+    sampled = {"exhaustive_limit": 0} if name in ("gpr", "gpr-seeds") else {}
+    options = {**FAST.get(name, {}), **sampled}
     whole_db = tmp_path / "whole.db"
 
     def run(storage: Path):

@@ -1,0 +1,63 @@
+"""``gpr-seeds``: GPR as seed 003 ran it on the Laplacian (Table 11.3's GPR row).
+
+The seeds' script (``phrb/dopt_anova_experiments``, ``src/gpr.r``; the archived results
+``data/gpr_03sd_nugget_best_points.csv`` are the thesis' 1,000 runs) did, per repetition:
+
+1. measure 13 uniformly random valid configurations;
+2. fit DiceKriging's ``km`` — the trend of seed 003 eq. 11.2, Matérn 5/2, a nugget of
+   ``1e-12 var(y)``, maximum likelihood from the best of 400 random starts — to the run
+   times themselves (no log);
+3. rank every unmeasured configuration by ``mean - 0.3 sd`` (the "UK" prediction) and
+   measure the 6 lowest; refit; repeat until 120 measurements.
+
+This strategy is :class:`~gpautotune.strategies.gpr.GPRStrategy` with those options as
+its defaults (``model="kriging"``, ``refit_every=6``, LCB with ``kappa=0.3``, 13 random
+initial points, ``noise=1e-12``, no log transform, the parameters' values as the kernel's
+inputs, no escapes, no derived inputs). The
+trend defaults to ``linear`` (every parameter: the script's first version, ``~ .``);
+give the Laplacian's eq. 11.2 as ``trend`` to reproduce the thesis' row
+(``configs/table-11-3.yaml``). What differs from our default GPR, and why it matters on
+the Laplacian, is in docs/benchmarks/baselines.md.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BeforeValidator, NonNegativeFloat, PositiveInt
+
+from gpautotune.acquisition import Acquisition
+from gpautotune.strategies._gpr_settings import GPRSettings, _noise
+from gpautotune.strategies._registry import register
+from gpautotune.strategies._settings import strategy_settings
+from gpautotune.strategies.gpr import GPRStrategy
+
+__all__ = ["GPRSeeds", "GPRSeedsSettings"]
+
+
+@strategy_settings
+class GPRSeedsSettings(GPRSettings):
+    """The options of :class:`GPRSeeds`: those of GPR, defaulting to the seeds' values."""
+
+    KEY_OMITS_DEFAULTS = ()  # no stored gpr-seeds run predates an option
+
+    n_init: PositiveInt | None = 13
+    init_method: Literal["sobol", "random", "lhs"] = "random"
+    acquisition: Acquisition = "lcb"
+    kappa: NonNegativeFloat = 0.3
+    noise: Annotated[Literal["learned"] | float, BeforeValidator(_noise)] = 1e-12
+    log_transform: bool = False
+    feasibility: bool = False
+    extra_inputs: tuple[str, ...] | None = ()
+    stall: PositiveInt | None = None
+    model: Literal["gp", "kriging"] = "kriging"
+    refit_every: PositiveInt = 6
+    inputs: Literal["encoded", "values"] = "values"
+
+
+@register("gpr-seeds")
+class GPRSeeds(GPRStrategy):
+    """GPR with the seeds' Laplacian options as defaults (see the module docstring)."""
+
+    Settings = GPRSeedsSettings
+    options: GPRSeedsSettings
