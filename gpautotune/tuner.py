@@ -115,6 +115,7 @@ class TuningRun:
             raise ConfigError("strategy_options only apply to a strategy given by name")
         self.strategy = strategy
         self.budget = budget
+        strategy.plan(budget)
         self.journal = _journal(storage)
         spec = RunSpec(
             problem=self.problem.name if self.problem else (self.space.name or "custom"),
@@ -267,5 +268,6 @@ def tune(
                     callback(trial, run)
         run.finish()
     finally:
+        run.strategy.close()
         evaluator.close()
     return TuneResult(run.run_id, list(run.trials), budget, run.journal.path)

@@ -47,6 +47,11 @@ class _Function:
     fn: ColumnFunction
     expression: Expression | None
 
+    @property
+    def names(self) -> frozenset[str] | None:
+        """The names an expression reads; None for a callable (they are not known)."""
+        return None if self.expression is None else self.expression.names
+
     def evaluate(self, cols: LazyColumns) -> np.ndarray:
         n = cols.n_rows
         if self.expression is not None:
@@ -89,6 +94,11 @@ class Constraint:
         text = spec if isinstance(spec, str) else function.label.removeprefix("constraint ")
         return cls(text=text, _function=function)
 
+    @property
+    def names(self) -> frozenset[str] | None:
+        """Parameters and derived quantities the predicate reads (None for a callable)."""
+        return self._function.names
+
     def mask(self, cols: LazyColumns) -> np.ndarray:
         out = self._function.evaluate(cols)
         try:
@@ -112,6 +122,11 @@ class Derived:
         function = _make(spec, names, f"derived quantity {name!r}:")
         text = spec if isinstance(spec, str) else function.label
         return cls(name=name, text=text, _function=function)
+
+    @property
+    def names(self) -> frozenset[str] | None:
+        """Names the quantity is computed from (None for a callable)."""
+        return self._function.names
 
     def evaluate(self, cols: LazyColumns) -> np.ndarray:
         return np.asarray(self._function.evaluate(cols), dtype=float)
