@@ -13,7 +13,11 @@ from gpautotune.analysis._stats import (
     verdict,
 )
 from gpautotune.analysis._summary import ComparisonReport, RandomBaseline, analyse, random_baseline
-from gpautotune.analysis._willemsen import expected_random_best, willemsen_score
+from gpautotune.analysis._willemsen import (
+    expected_random_best,
+    random_search_expectation,
+    willemsen_score,
+)
 from gpautotune.analysis.sensitivity import (
     Domain,
     SobolResult,
@@ -43,6 +47,7 @@ __all__ = [
     "markdown",
     "mean_ci",
     "random_baseline",
+    "random_search_expectation",
     "sobol_indices",
     "strategy_indices",
     "summary_table",

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import gammaln
 
-__all__ = ["expected_random_best", "willemsen_score"]
+__all__ = ["expected_random_best", "random_search_expectation", "willemsen_score"]
 
 
 def _log_comb(n: np.ndarray, k: np.ndarray) -> np.ndarray:
@@ -56,6 +56,41 @@ def expected_random_best(values: np.ndarray, budgets: np.ndarray | int) -> np.nd
         weights = np.exp(
             _log_comb(n - ranks, np.full_like(ranks, bi - 1)) - _log_comb(np.float64(n), bi)
         )
+        out[i] = float(np.dot(weights, v[: len(ranks)]) / weights.sum())
+    return out
+
+
+def random_search_expectation(
+    values: np.ndarray, n_failed: int, budget: np.ndarray | int
+) -> np.ndarray:
+    """Expected best of random search on a table with failures that cost an evaluation.
+
+    ``b`` of the ``N = n + n_failed`` rows are drawn without replacement, the failed
+    ones ranking after every value; the best ok value is ``v_(k)`` with probability
+    ``C(N - k, b - 1) / C(N, b)``, and the expectation is conditional on at least one ok
+    draw (probability ``1 - C(n_failed, b) / C(N, b)``), as a run without an ok trial has
+    no best value.
+
+    Args:
+        values: the ``n`` ok values (NaN dropped).
+        n_failed: rows that fail when measured.
+        budget: the budgets ``b`` (at least 1; clipped to ``N``).
+
+    Returns:
+        ``E[best of b draws | an ok one]`` for each budget, in the order given.
+    """
+    v = np.sort(np.asarray(values, dtype=float)[~np.isnan(values)])
+    n, total = len(v), len(v) + int(n_failed)
+    if n == 0 or n_failed < 0:
+        raise ValueError(f"need ok values and n_failed >= 0, got {n} and {n_failed}")
+    b = np.minimum(np.atleast_1d(np.asarray(budget, dtype=float)), total)
+    if np.any(b < 1):
+        raise ValueError(f"budgets must be >= 1, got {np.min(b)}")
+    out = np.empty(len(b))
+    for i, bi in enumerate(b):
+        ranks = np.arange(1, min(n, int(total - bi + 1)) + 1, dtype=float)
+        log_weights = _log_comb(total - ranks, np.full_like(ranks, bi - 1))
+        weights = np.exp(log_weights - _log_comb(np.float64(total), bi))
         out[i] = float(np.dot(weights, v[: len(ranks)]) / weights.sum())
     return out
 

@@ -90,7 +90,7 @@ def _import(name: str, module: str) -> Any:
         if not module.startswith(_PEERS):
             raise
         raise MissingExtraError(
-            f"strategy {name!r} needs {exc.name or 'a package'} and the other peers: "
+            f"strategy {name!r} needs the optional package {exc.name or exc}: "
             "pip install 'gpautotune[peers]'"
         ) from None
 

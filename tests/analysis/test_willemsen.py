@@ -5,7 +5,11 @@ import itertools
 import numpy as np
 import pytest
 
-from gpautotune.analysis import expected_random_best, willemsen_score
+from gpautotune.analysis import (
+    expected_random_best,
+    random_search_expectation,
+    willemsen_score,
+)
 
 
 def test_matches_enumerating_every_draw_with_ties():
@@ -40,3 +44,16 @@ def test_score_is_zero_for_random_one_at_the_optimum_negative_when_worse():
     assert willemsen_score(strategy, random, 2.0)[:3].tolist() == pytest.approx([0.0, 0.5, -0.5])
     assert np.isnan(willemsen_score(strategy, random, 2.0)[3])  # random already optimal
     assert willemsen_score(random, random, 2.0)[0] == 0.0
+
+
+def test_random_search_expectation_counts_failed_rows_as_spent_draws():
+    values = np.array([3.0, 1.0, 4.0, 1.5, 5.0])
+    rows = np.concatenate([values, np.full(3, np.inf)])  # three rows that fail
+    for b in range(1, len(rows) + 1):
+        bests = [min(c) for c in itertools.combinations(rows, b)]
+        brute = np.mean([x for x in bests if np.isfinite(x)])  # runs with an ok draw
+        exact = random_search_expectation(values, 3, b)[0]
+        assert exact == pytest.approx(brute, rel=1e-12)
+    assert random_search_expectation(values, 0, [2, 4]) == pytest.approx(
+        expected_random_best(values, [2, 4])
+    )

@@ -12,19 +12,20 @@ distributions (fixed for the whole run):
 
 Optuna has no notion of a constrained search space, so every predicate is left to the
 fair-accounting rule: a violating proposal is refused and the sampler asked again (no
-budget spent). How the refusal is told is the option ``refused``:
+budget spent); a measured failure spends budget. How an outcome without a value (a
+refusal, a failed measurement) is told is the option ``infeasible``:
 
 * ``"fail"`` (default): ``TrialState.FAIL``. Optuna's samplers ignore failed trials, so
-  they learn nothing from a refusal: the GP sampler proposes the same infeasible point
-  again and a run may end at the cap of refusals in a row (docs/peers.md measures it);
+  they learn nothing from one: the GP sampler proposes the same point again (answered
+  from the run's trials, or refused again) and a run may end at the cap of answers in a
+  row that spend no budget (docs/peers.md measures it);
 * ``"constraint"``: Optuna's own route for infeasible trials (``Trial.set_constraint``,
-  used by its GP and TPE samplers): the refused trial is completed with the worst value
-  measured so far and a constraint value of 1 (measured trials carry 0), so the sampler
-  models the infeasible region (``TrialState.FAIL`` while nothing has been measured).
+  used by its GP and TPE samplers): the trial is completed with the worst value measured
+  so far and a constraint value of 1 (measured values carry 0), so the sampler models
+  where no value is to be had (``TrialState.FAIL`` while nothing has been measured).
 
-A measured failure is told ``TrialState.FAIL`` (and spends budget); a duplicate is told
-the stored value. The sampler is seeded with the run's seed, which makes every run
-reproducible.
+A duplicate is told as the stored trial was. The sampler is seeded with the run's seed,
+which makes every run reproducible.
 """
 
 from __future__ import annotations
@@ -82,23 +83,25 @@ class OptunaStrategy(PeerStrategy):
     Args:
         space: the search space.
         seed: the sampler's seed.
-        refused: how a refused proposal is told: ``"fail"`` or ``"constraint"`` (see the
-            module docstring).
+        infeasible: how a refusal or a failed measurement is told: ``"fail"`` or
+            ``"constraint"`` (see the module docstring).
     """
 
     package: ClassVar[str] = "optuna"
 
-    def __init__(self, space: Space, *, seed: int | None = None, refused: str = "fail") -> None:
-        if refused not in ("fail", "constraint"):
-            raise ConfigError(f"{self.name}: refused must be fail or constraint, not {refused!r}")
+    def __init__(self, space: Space, *, seed: int | None = None, infeasible: str = "fail") -> None:
+        if infeasible not in ("fail", "constraint"):
+            raise ConfigError(
+                f"{self.name}: infeasible must be fail or constraint, not {infeasible!r}"
+            )
         super().__init__(space, seed=seed)
-        self.refused = refused
+        self.infeasible = infeasible
         self._distributions = optuna_distributions(space)
         self._params = {p.name: p for p in space.parameters}
         self._study: optuna.Study | None = None
 
     def settings(self) -> dict[str, Any]:
-        return {"refused": self.refused}
+        return {"infeasible": self.infeasible}
 
     def _sampler(self) -> optuna.samplers.BaseSampler:
         raise NotImplementedError
@@ -117,17 +120,20 @@ class OptunaStrategy(PeerStrategy):
 
     def _peer_tell(self, handle: Any, trial: Trial, *, fresh: bool = True) -> None:
         assert self._study is not None
-        if trial.ok:
-            if self.refused == "constraint":
-                handle.set_constraint(_CONSTRAINT, 0.0)
-            self._study.tell(handle, trial.value)
-        else:
-            self._study.tell(handle, state=TrialState.FAIL)
+        if not trial.ok:
+            self._tell_no_value(handle)
+            return
+        if self.infeasible == "constraint":
+            handle.set_constraint(_CONSTRAINT, 0.0)
+        self._study.tell(handle, trial.value)
 
     def _peer_refuse(self, handle: Any) -> None:
+        self._tell_no_value(handle)
+
+    def _tell_no_value(self, handle: Any) -> None:
         assert self._study is not None
         measured = [t.value for t in self.trials if t.ok]
-        if self.refused == "fail" or not measured:
+        if self.infeasible == "fail" or not measured:
             self._study.tell(handle, state=TrialState.FAIL)
             return
         handle.set_constraint(_CONSTRAINT, 1.0)
@@ -148,7 +154,7 @@ class OptunaStrategy(PeerStrategy):
 
     def _feasible(self) -> dict[str, float] | None:
         """The system attribute ``Trial.set_constraint`` writes, for a feasible trial."""
-        return {f"constraints:{_CONSTRAINT}": 0.0} if self.refused == "constraint" else None
+        return {f"constraints:{_CONSTRAINT}": 0.0} if self.infeasible == "constraint" else None
 
     def _decode(self, params: dict[str, Any]) -> dict[str, Any]:
         return {
