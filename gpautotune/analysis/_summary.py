@@ -12,7 +12,10 @@ tables (pandas):
   the relative difference, the Mann-Whitney p-value, ``P(better)`` and a verdict that
   separates statistically from practically better;
 * ``curves`` — per problem, strategy and budget 1..B: mean best-so-far, its 95% band, the
-  random-search expectation and the score (problems with a known optimum).
+  random-search expectation and the score (problems with a known optimum);
+* ``peers`` — where a comparison holds peer strategies and ``gpr``: per problem and
+  checkpoint, the best peer and ``gpr`` against it, paired over the shared seeds
+  (:mod:`gpautotune.analysis._peers`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from gpautotune.analysis._peers import peer_comparison
 from gpautotune.analysis._runs import Group, ProblemInfo, RunTable, load_runs
 from gpautotune.analysis._stats import compare_samples, describe, mean_ci, verdict
 from gpautotune.analysis._willemsen import expected_random_best, willemsen_score
@@ -56,6 +60,7 @@ class ComparisonReport:
     curves: pd.DataFrame
     baselines: dict[str, RandomBaseline] = field(default_factory=dict)
     practical: float = 0.01
+    peers: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def problems(self) -> list[str]:
@@ -146,6 +151,7 @@ def _summary_rows(
             for key in ("mean", "median", "min", "max", "ci_low", "ci_high"):
                 row[f"slowdown_{key}"] = getattr(sd, key) if sd is not None else math.nan
             best_at = _best_at(g, b) if b <= g.horizon else np.empty(0)
+            row.update(_accounting(g, b))
             row.update(
                 used_mean=float(np.mean(used)),
                 used_max=float(np.max(used)),
@@ -156,6 +162,21 @@ def _summary_rows(
             )
             rows.append(row)
     return rows
+
+
+def _nanmean(values: np.ndarray) -> float:
+    finite = values[np.isfinite(values)]
+    return float(finite.mean()) if len(finite) else math.nan
+
+
+def _accounting(g: Group, b: int) -> dict[str, float]:
+    """Mean failed evaluations, refusals and duplicates at ``b``, and wall time per run."""
+    return {
+        "failed_mean": _nanmean(g.count_at("failed", b)),
+        "refused_mean": _nanmean(g.count_at("refused", b)),
+        "duplicates_mean": _nanmean(g.count_at("duplicates", b)),
+        "wall_s_mean": _nanmean(g.wall_s),
+    }
 
 
 def _pairwise_rows(
@@ -265,7 +286,7 @@ def analyse(
             is reported as "not practically" better or worse.
     """
     runs = load_runs(db_path)
-    summary, pairwise, curves = [], [], []
+    summary, pairwise, curves, peers = [], [], [], []
     chosen, refs, baselines = {}, {}, {}
     for problem in dict.fromkeys(g.problem for g in runs.groups):
         groups = runs.of(problem)
@@ -282,6 +303,9 @@ def analyse(
         pairwise += _pairwise_rows(
             problem, groups, refs[problem], chosen[problem], _scale(info), practical
         )
+        table = peer_comparison(groups, chosen[problem], _scale(info))
+        if not table.empty:
+            peers.append(table.assign(problem=problem))
     return ComparisonReport(
         runs,
         chosen,
@@ -291,4 +315,5 @@ def analyse(
         pd.DataFrame(curves),
         baselines,
         practical,
+        pd.concat(peers, ignore_index=True) if peers else pd.DataFrame(),
     )
