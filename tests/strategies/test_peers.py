@@ -314,3 +314,27 @@ def test_gpautotune_imports_without_the_peers() -> None:
     assert out.stdout.strip() == (
         "strategy 'smac-bb' needs the optional package ConfigSpace: pip install 'gpautotune[peers]'"
     )
+
+
+def test_the_kt_caches_comparison_names_every_peer_and_cache() -> None:
+    from pathlib import Path
+
+    import yaml
+
+    from gpautotune.comparison import ComparisonConfig
+    from gpautotune.config import validate_options
+    from gpautotune.problems import find_data
+
+    root = Path(__file__).resolve().parents[2]
+    raw = yaml.safe_load((root / "configs" / "peers-kt-caches.yaml").read_text())
+    config = ComparisonConfig(**raw)
+    names = {s.name for s in config.strategies}
+    assert set(PEER_STRATEGIES) <= names and {"gpr", "random"} <= names
+    for entry in config.strategies:
+        validate_options(
+            strategy_class(entry.name), entry.options, entry.name, skip=("space", "seed")
+        )
+    assert config.repetitions >= 20 and config.budget == 120 and config.checkpoints == [60, 120]
+    caches = [p.options["path"] for p in config.problems if p.name == "kt-cache"]
+    assert len(caches) == 12 and all(find_data(c).is_file() for c in caches)
+    assert [p.name for p in config.problems].count("laplacian-replay") == 1

@@ -153,21 +153,22 @@ def _tune_params(space: Space) -> dict[str, list]:
 
 class _Restriction:
     """The space's predicates as one Kernel Tuner restriction (a function of the
-    configuration dict): each tabulated predicate checks its table, the rest are
-    evaluated by the space."""
+    configuration dict): each tabulated predicate checks its table; the rest (hidden
+    inputs) check membership in the valid set, enumerated once, vectorised."""
 
     def __init__(self, space: Space) -> None:
-        tables, self.left = predicate_tables(space)
+        tables, left = predicate_tables(space)
         self.tables = [(t.names, t.allowed) for t in tables]
-        self.space = space
+        self.names = space.names
+        self.valid: set[tuple] | None = None
+        if left:
+            self.valid = {tuple(c.values()) for c in space.to_configs(space.enumerate_index())}
 
     def __call__(self, p: dict[str, Any]) -> bool:
         for names, allowed in self.tables:
             if tuple(p[n] for n in names) not in allowed:
                 return False
-        if self.left:
-            return bool(self.space.valid_mask(self.space.to_index([p]))[0])
-        return True
+        return self.valid is None or tuple(p[n] for n in self.names) in self.valid
 
 
 def _restriction(space: Space) -> Callable[[dict[str, Any]], bool]:
