@@ -338,3 +338,13 @@ def test_the_kt_caches_comparison_names_every_peer_and_cache() -> None:
     caches = [p.options["path"] for p in config.problems if p.name == "kt-cache"]
     assert len(caches) == 12 and all(find_data(c).is_file() for c in caches)
     assert [p.name for p in config.problems].count("laplacian-replay") == 1
+
+
+@pytest.mark.parametrize("name", ["optuna-tpe", "smac-random", "kt-random_sample"])
+def test_warm_start_trials_are_not_measured_again(name: str) -> None:
+    earlier = tune(PeerGrid(), "random", 8, seed=9).trials
+    result = _run(name, PeerGrid(), budget=8, warm_start=earlier)
+    measured = [t for t in result.trials if t.counts_in_budget]
+    space = PeerGrid().space
+    keys = lambda ts: set(space.row_keys(space.to_index([t.config for t in ts])).tolist())  # noqa: E731
+    assert len(measured) == 8 and not keys(measured) & keys(earlier)
