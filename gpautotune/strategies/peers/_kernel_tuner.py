@@ -132,7 +132,9 @@ class _Runtime:
             thread.join(_JOIN_S)
 
 
-def _drive(tune: Callable, searchspace: Searchspace, options: Options, ex: _Exchange, seed: Any):
+def _drive(
+    tune: Callable, searchspace: Searchspace, options: Options, ex: _Exchange, seed: Any
+) -> None:
     """The strategy thread: seed Kernel Tuner's random sources, run its loop, say done."""
     error: BaseException | None = None
     try:
