@@ -348,3 +348,24 @@ def test_warm_start_trials_are_not_measured_again(name: str) -> None:
     space = PeerGrid().space
     keys = lambda ts: set(space.row_keys(space.to_index([t.config for t in ts])).tolist())  # noqa: E731
     assert len(measured) == 8 and not keys(measured) & keys(earlier)
+
+
+class ScaledGrid(PeerGrid):
+    """PeerGrid with every value multiplied by ``factor`` (times in other units)."""
+
+    def __init__(self, factor: float) -> None:
+        super().__init__()
+        self.factor = factor
+
+    def evaluate(self, config: dict[str, Any]) -> Measurement:
+        m = super().evaluate(config)
+        return Measurement.success(m.value * self.factor) if m.ok else m
+
+
+def test_kernel_tuner_sees_values_in_the_units_of_the_first() -> None:
+    """Kernel Tuner's strategies assume milliseconds (basin hopping accepts a worse move
+    with probability exp(-delta / T), T = 1); told values relative to the first measured
+    one, they take the same path whatever the problem's unit."""
+    first, second = (tune(ScaledGrid(f), "kt-basinhopping", 30, seed=4) for f in (1, 1e-10))
+    assert [t.config for t in first.trials] == [t.config for t in second.trials]
+    assert len(first.trials) > 10

@@ -17,6 +17,13 @@ does not have; the thread drives the same strategy code on any problem.
 * ``max_fevals`` is the run's budget (:meth:`plan`), as a Kernel Tuner user sets it; its
   budget counts each configuration the first time it is measured, as its simulation
   runner does; a duplicate is answered from the run's trials and not counted.
+* Values are told divided by the first value measured in the run (a positive constant
+  for the whole run: orders and ratios unchanged). Kernel Tuner's strategies assume
+  times in milliseconds: ``bayes_opt`` floors the predicted standard deviation at 1e-9
+  in its acquisition functions, ``basinhopping`` and ``dual_annealing`` (SciPy's) accept
+  a worse move with probability ``exp(-Δ / T)`` on absolute differences with ``T = 1``,
+  so on values like the K40c table's seconds per pixel (1e-10) they lose their model or
+  their acceptance rule.
 * A failure is answered as Kernel Tuner's runner reports one: the objective and
   ``__error__`` hold ``CompilationFailedConfig`` (build errors), ``InvalidConfig``
   (invalid) or ``RuntimeFailedConfig`` (the rest).
@@ -230,8 +237,12 @@ class KernelTunerStrategy(PeerStrategy):
         super().__init__(space, seed=seed)
         self._searchspace = kernel_tuner_searchspace(space)
         self._names = list(self._searchspace.tune_params)
+        self._unit: float | None = None
         self._runtime = _Runtime()
         weakref.finalize(self, self._runtime.close)
+
+    def settings(self) -> dict[str, Any]:
+        return {"values": "divided by the first measured"}
 
     def _options(self) -> Options:
         size = self._searchspace.size
@@ -278,7 +289,9 @@ class KernelTunerStrategy(PeerStrategy):
     def _peer_tell(self, handle: Any, trial: Trial, *, fresh: bool = True) -> None:
         result: dict[str, Any] = dict(zip(self._names, handle, strict=True))
         if trial.ok:
-            result[_OBJECTIVE] = trial.value
+            if self._unit is None:
+                self._unit = abs(trial.value) or 1.0
+            result[_OBJECTIVE] = trial.value / self._unit
         else:
             result[_OBJECTIVE] = result["__error__"] = _error(trial.status)
         self._runtime.exchange.answers.put((result, fresh))
