@@ -369,3 +369,15 @@ def test_kernel_tuner_sees_values_in_the_units_of_the_first() -> None:
     first, second = (tune(ScaledGrid(f), "kt-basinhopping", 30, seed=4) for f in (1, 1e-10))
     assert [t.config for t in first.trials] == [t.config for t in second.trials]
     assert len(first.trials) > 10
+
+
+def test_smac_model_sees_crashes_at_the_worst_finite_cost() -> None:
+    from smac.runhistory.dataclasses import TrialValue
+
+    from gpautotune.strategies.peers._smac import _finite
+
+    seen: list[list[float]] = []
+    build = _finite(lambda trials, store=False: seen.append([v.cost for v in trials.values()]))
+    build({"a": TrialValue(cost=2.0), "b": TrialValue(cost=np.inf), "c": TrialValue(cost=3.0)})
+    build({"a": TrialValue(cost=np.inf), "b": TrialValue(cost=np.inf)})  # nothing measured
+    assert seen == [[2.0, 3.0, 3.0], [1.0, 1.0]]

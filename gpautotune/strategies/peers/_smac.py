@@ -129,17 +129,17 @@ def smac_configspace(space: Space, seed: int | None = None) -> tuple[Configurati
 
 def _finite(build: Callable[..., tuple[np.ndarray, np.ndarray]]) -> Callable[..., Any]:
     """An encoder's ``_build_matrix`` that first replaces non-finite costs (crashes at
-    the default crash cost, inf) by the largest finite one. SMAC 2.4.1 passes inf to its
-    scaling and the model fit fails on NaN; SMAC's fix (automl/SMAC3#1312, after 2.4.1)
-    imputes the same way."""
+    the default crash cost, inf) by the largest finite one (by 1 while there is none).
+    SMAC 2.4.1 passes inf to its scaling and the model fit fails on NaN; SMAC's fix
+    (automl/SMAC3#1312, after 2.4.1) imputes the same way."""
 
     def build_finite(
         trials: Mapping[Any, TrialValue], store_statistics: bool = False
     ) -> tuple[np.ndarray, np.ndarray]:
         costs = [float(v.cost) for v in trials.values()]
         finite = [c for c in costs if np.isfinite(c)]
-        if finite and len(finite) < len(costs):
-            worst = max(finite)
+        if len(finite) < len(costs):
+            worst = max(finite) if finite else 1.0  # nothing measured yet: a flat function
             trials = {
                 k: v if np.isfinite(float(v.cost)) else replace(v, cost=worst)
                 for k, v in trials.items()
