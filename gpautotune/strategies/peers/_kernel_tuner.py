@@ -191,7 +191,7 @@ def _restriction(space: Space) -> Callable[[dict[str, Any]], bool]:
 
 
 _BUILT: dict[str, Searchspace] = {}
-_BUILT_MAX = 4
+_BUILT_MAX = 16  # a comparison's problems, each built once per worker
 
 
 def kernel_tuner_searchspace(space: Space) -> Searchspace:
