@@ -12,6 +12,7 @@ Run::
 
     python benchmarks/peer_overhead.py --budget 120 --seeds 1 --out overhead.csv
     python benchmarks/peer_overhead.py --strategies gpr smac-bb --seeds 1 2
+    python benchmarks/peer_overhead.py --strategies optuna-tpe:infeasible=constraint
 
 The table is printed in Markdown; ``--out`` also writes one CSV row per run.
 """
@@ -39,11 +40,20 @@ from gpautotune.tuner import TuningRun  # noqa: E402
 OPTIONS: dict[str, dict[str, Any]] = {"optuna-gp": {"infeasible": "constraint"}}
 
 
-def one_run(problem: Problem, name: str, seed: int, budget: int) -> dict[str, Any]:
+def _parse(label: str) -> tuple[str, dict[str, Any]]:
+    """``name`` or ``name:key=value,key=value`` (string values)."""
+    name, _, rest = label.partition(":")
+    options = dict(OPTIONS.get(name, {}))
+    options.update(dict(kv.split("=", 1) for kv in rest.split(",") if kv))
+    return name, options
+
+
+def one_run(problem: Problem, label: str, seed: int, budget: int) -> dict[str, Any]:
     """Tune once; the strategy's own wall and CPU time (ask + tell), evaluations used."""
+    name, options = _parse(label)
     wall = cpu = 0.0
     w0, c0 = time.perf_counter(), time.process_time()
-    run = TuningRun(problem, name, seed=seed, budget=budget, strategy_options=OPTIONS.get(name))
+    run = TuningRun(problem, name, seed=seed, budget=budget, strategy_options=options)
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
     try:
         while run.remaining:
@@ -59,7 +69,7 @@ def one_run(problem: Problem, name: str, seed: int, budget: int) -> dict[str, An
     finally:
         run.strategy.close()
     best = run.best.value / problem.optimum if run.best else float("nan")
-    return {"strategy": name, "seed": seed, "used": run.used, "wall_s": wall, "cpu_s": cpu,
+    return {"strategy": label, "seed": seed, "used": run.used, "wall_s": wall, "cpu_s": cpu,
             "best_slowdown": best}  # fmt: skip
 
 

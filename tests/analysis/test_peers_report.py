@@ -40,8 +40,7 @@ def test_journal_counters_reach_the_summary(tmp_path) -> None:
     path = tmp_path / "runs.db"
     with Journal(path) as journal:
         results = [
-            tune(Hidden(), "optuna-random", 12, seed=s, storage=journal, label="OR")
-            for s in (1, 2)
+            tune(Hidden(), "optuna-random", 12, seed=s, storage=journal, label="OR") for s in (1, 2)
         ]
         tune(Hidden(), "random", 12, seed=1, storage=journal, label="RS")
     group = next(g for g in load_runs(path).groups if g.label == "OR")
