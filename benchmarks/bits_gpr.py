@@ -56,7 +56,7 @@ def one_run(job: tuple[str, int, int, int]) -> dict:
     t0 = time.perf_counter()
     result = tune(problem, name, budget, seed=seed, strategy_options=options)
     values = np.array([t.value if t.ok else np.inf for t in result.trials])
-    model = [t.info for t in result.trials if t.info.get("source") == "model"]
+    model = [t.info for t in result.trials if t.source == "model"]
     picked = Counter(str(i.get("picked_from")) for i in model)
     pools = pd.DataFrame([i.get("pool", {}) for i in model]).fillna(0)
     asks = [i["fit_s"] + i["acq_s"] for i in model]

@@ -37,8 +37,7 @@ def _load_average() -> list[float]:
 
 def full(args: argparse.Namespace) -> None:
     from gpautotune.analysis import analyse
-    from gpautotune.comparison import load_comparison
-    from gpautotune.execution import run_comparison
+    from gpautotune.comparison import load_comparison, run_comparison
 
     cfg = load_comparison(CONFIG)
     load_before = _load_average()
@@ -77,7 +76,7 @@ def full(args: argparse.Namespace) -> None:
 
 
 def scaling(args: argparse.Namespace) -> None:
-    from gpautotune.execution import run_comparison
+    from gpautotune.comparison import run_comparison
 
     data = yaml.safe_load(CONFIG.read_text())
     data["strategies"] = [s for s in data["strategies"] if s["label"] in ("RS", "Sobol")]
@@ -110,12 +109,12 @@ def scaling(args: argparse.Namespace) -> None:
 
 
 def _sequential(path: Path) -> tuple[list, float]:
-    from gpautotune.comparison import expand, load_comparison, resolve_problem
-    from gpautotune.execution._dask import run_repetition
+    from gpautotune.comparison import expand, load_comparison, run_repetition
+    from gpautotune.config import build_problem
 
     t0 = time.perf_counter()
     cfg = load_comparison(path)
-    reps = list(expand(cfg, [resolve_problem(p) for p in cfg.problems]))
+    reps = list(expand(cfg, [build_problem(p, factory_names=True) for p in cfg.problems]))
     return [run_repetition(r) for r in reps], time.perf_counter() - t0
 
 

@@ -22,7 +22,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from gpautotune.problems.laplacian.devices import register_icd
+from gpautotune.problems.opencl import register_icd
 
 
 def report(summary: dict[str, Any]) -> str:

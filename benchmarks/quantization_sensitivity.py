@@ -108,7 +108,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from gpautotune.analysis.explain import plot_indices
-    from gpautotune.analysis.sensitivity import sobol_indices
+    from gpautotune.sensitivity import sobol_indices
 
     args.out.mkdir(parents=True, exist_ok=True)
     summary = {}

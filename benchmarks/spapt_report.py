@@ -26,8 +26,7 @@ from pathlib import Path
 import pandas as pd
 from scipy import stats
 
-from gpautotune.analysis.explain import fit_run_surrogate, plot_indices
-from gpautotune.analysis.sensitivity import strategy_indices
+from gpautotune.analysis.explain import fit_run_surrogate, plot_indices, strategy_indices
 from gpautotune.problems.spapt import SpaptProblem
 from gpautotune.storage import Journal
 

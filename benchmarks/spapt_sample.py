@@ -79,7 +79,7 @@ def measure_kernel(name: str, n: int, seed: int, args: argparse.Namespace) -> li
     )
     rows = []
     try:
-        base = problem.baseline()
+        base = problem.baseline_record()
         for k, config in enumerate(problem.space.sample(n, method="random", seed=seed)):
             t0 = time.perf_counter()
             m = problem.evaluate(config)

@@ -60,7 +60,7 @@ def run_kernel(kernel: str, args: argparse.Namespace, deadline: float) -> list[d
         omp_threads=args.omp_threads,
         cache_dir=args.cache_dir,
     )
-    base = problem.baseline()
+    base = problem.baseline_record()
     rows = []
 
     def stop(trial, run) -> None:

@@ -7,36 +7,76 @@ A tuning file::
     budget: 120
     seed: 1
     storage: results/laplacian.db              # default: results/<problem>-<strategy>.db
+
+A YAML file never imports or calls code it names unless the user opts in outside the
+file (``--allow-imports`` on the command line, ``allow_imports=True`` in Python): see
+:func:`import_object`.
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import os
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from gpautotune.exceptions import ConfigError, DataNotFoundError
-from gpautotune.problems import Problem
-from gpautotune.problems._registry import problem_factory
-from gpautotune.space._spec import format_validation_error
+from gpautotune.exceptions import ConfigError, DataNotFoundError, format_validation_error
+from gpautotune.problems import OPT_IN, Problem, import_object, problem_factory
+from gpautotune.space import Space
 from gpautotune.storage import import_csv
 from gpautotune.strategies import Strategy, strategy_class
 
 M = TypeVar("M", bound=BaseModel)
+
+
+def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
+    """``data`` with ``dotted.key=value`` overrides set (values read as YAML scalars).
+
+    ``problem.sizes.n=4096`` sets ``data["problem"]["sizes"]["n"] = 4096``, creating
+    mappings on the way.
+
+    Raises:
+        ConfigError: an override without ``=`` or a key through something not a mapping.
+    """
+    out = dict(data)
+    for item in overrides:
+        path, sep, text = item.partition("=")
+        keys = [k for k in path.strip().split(".") if k]
+        if not sep or not keys:
+            raise ConfigError(f"override {item!r} is not KEY.PATH=VALUE")
+        node = out
+        for depth, k in enumerate(keys[:-1]):
+            child = node.get(k, {})
+            if not isinstance(child, dict):
+                raise ConfigError(
+                    f"override {item!r}: {'.'.join(keys[: depth + 1])} is not a mapping"
+                )
+            node[k] = node = dict(child)
+        try:
+            node[keys[-1]] = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"override {item!r}: the value is not valid YAML: {exc}") from None
+    return out
+
 
 __all__ = [
     "Section",
     "TuneConfig",
     "load_config",
     "validate_options",
+    "import_object",
+    "apply_overrides",
+    "OPT_IN",
     "build_problem",
     "build_strategy",
+    "check_problem",
+    "check_strategy",
 ]
 
 
@@ -79,6 +119,12 @@ def validate_options(
     Raises:
         ConfigError: an unknown key (listing the allowed ones) or a value of the wrong type.
     """
+    if OPT_IN in options:
+        raise ConfigError(
+            f"{where}: {OPT_IN} cannot be set in a file; opt in on the command line "
+            f"(--allow-imports) or in Python ({OPT_IN}=True)"
+        )
+    skip = (*skip, OPT_IN)
     func = target.__init__ if inspect.isclass(target) else target
     sig = inspect.signature(func)
     try:
@@ -106,8 +152,16 @@ def validate_options(
     return {k: getattr(validated, k) for k in options}
 
 
-def load_yaml_model(path: str | os.PathLike[str], model: type[M], what: str, keys: str) -> M:
+def load_yaml_model(
+    path: str | os.PathLike[str],
+    model: type[M],
+    what: str,
+    keys: str,
+    overrides: Sequence[str] = (),
+) -> M:
     """Read a YAML file and validate it as ``model``; errors name the file and the key.
+
+    ``overrides`` (``dotted.key=value``) are applied before validation.
 
     Raises:
         DataNotFoundError: the file does not exist.
@@ -122,6 +176,7 @@ def load_yaml_model(path: str | os.PathLike[str], model: type[M], what: str, key
         raise ConfigError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping with keys {keys}")
+    data = apply_overrides(data, overrides)
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -130,27 +185,72 @@ def load_yaml_model(path: str | os.PathLike[str], model: type[M], what: str, key
         ) from None
 
 
-def load_config(path: str | os.PathLike[str]) -> TuneConfig:
-    """Read and validate a tuning YAML file."""
-    return load_yaml_model(path, TuneConfig, "config", "problem, strategy, budget, ...")
+def load_config(path: str | os.PathLike[str], overrides: Sequence[str] = ()) -> TuneConfig:
+    """Read and validate a tuning YAML file (with ``dotted.key=value`` overrides)."""
+    return load_yaml_model(path, TuneConfig, "config", "problem, strategy, budget, ...", overrides)
 
 
-def build_problem(section: Section) -> Problem:
-    """The problem a section names, its options validated."""
-    factory, extra = problem_factory(section.name)
-    options = validate_options(
-        factory, section.options, f"problem ({section.name})", skip=tuple(extra)
-    )
+def _problem_factory(
+    name: str, factory_names: bool
+) -> tuple[Callable[..., Problem], dict[str, Any]]:
+    """The registry's factory, or (with ``factory_names``) the ``module:attribute`` one a
+    name with a colon names."""
+    if ":" not in name or not factory_names:
+        return problem_factory(name)
+    module, _, attr = name.partition(":")
+    try:
+        return getattr(importlib.import_module(module), attr), {}
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(
+            f"problem {name!r}: cannot import {attr!r} from {module!r}: {exc}"
+        ) from None
+
+
+def check_problem(
+    section: Section, where: str | None = None, *, factory_names: bool = False
+) -> dict[str, Any]:
+    """The options of a problem section, checked against its factory's signature.
+
+    Args:
+        section: the problem's name and options.
+        where: what messages name first (default ``problem (<name>)``).
+        factory_names: also accept ``package.module:factory`` names (comparison files).
+
+    Raises:
+        ConfigError: an unknown problem or option, or a value of the wrong type.
+    """
+    factory, extra = _problem_factory(section.name, factory_names)
+    where = where or f"problem ({section.name})"
+    return validate_options(factory, section.options, where, skip=tuple(extra))
+
+
+def build_problem(
+    section: Section, *, factory_names: bool = False, allow_imports: bool = False
+) -> Problem:
+    """The problem a section names: a registry name or, with ``factory_names`` (comparison
+    files), a ``package.module:factory`` to import.
+
+    ``allow_imports`` is the user's opt-in to the Python code the section names (passed
+    to factories that take it; a file cannot set it).
+    """
+    factory, extra = _problem_factory(section.name, factory_names)
+    options = check_problem(section, factory_names=factory_names)
+    if OPT_IN in inspect.signature(factory).parameters:
+        options[OPT_IN] = allow_imports
     return factory(**extra, **options)
 
 
-def build_strategy(section: Section, problem: Problem, seed: int | None) -> Strategy:
-    """The strategy a section names, its options validated."""
+def check_strategy(section: Section, where: str | None = None) -> None:
+    """Check a strategy section's options (its settings dataclass; see
+    :mod:`gpautotune.strategies._settings`) without building it."""
     cls = strategy_class(section.name)
-    options = validate_options(
-        cls, section.options, f"strategy ({section.name})", skip=("space", "seed")
-    )
-    return cls(problem.space, seed=seed, **options)
+    cls.Settings.build(section.options, where or f"strategy {section.name!r}")
+
+
+def build_strategy(section: Section, problem: Problem | Space, seed: int | None) -> Strategy:
+    """The strategy a section names, for ``problem`` (or its space), with ``seed``."""
+    space = problem if isinstance(problem, Space) else problem.space
+    return strategy_class(section.name)(space, seed=seed, **section.options)
 
 
 def warm_start_trials(config: TuneConfig, problem: Problem) -> list:

@@ -8,6 +8,8 @@ callers who catch ``ValueError`` or ``FileNotFoundError`` keep working.
 
 from __future__ import annotations
 
+from typing import Any, Protocol
+
 __all__ = [
     "GPAutotuneError",
     "ConfigError",
@@ -19,6 +21,8 @@ __all__ = [
     "DeviceError",
     "MissingExtraError",
     "PeerError",
+    "EvaluationError",
+    "format_validation_error",
 ]
 
 
@@ -60,3 +64,30 @@ class MissingExtraError(GPAutotuneError, ImportError):
 
 class PeerError(GPAutotuneError, RuntimeError):
     """A peer tuner (Optuna, Kernel Tuner, SMAC3) failed inside its own code."""
+
+
+class EvaluationError(GPAutotuneError, RuntimeError):
+    """Evaluations fail in a way that points at the objective's code (the first ones all
+    raise the same exception), not at the configurations tried."""
+
+
+class _HasErrors(Protocol):
+    """A pydantic ``ValidationError`` (not imported here: pydantic is not needed to raise)."""
+
+    def errors(self) -> list[dict[str, Any]]: ...
+
+
+def format_validation_error(exc: _HasErrors, where: str) -> str:
+    """A pydantic ``ValidationError`` as one line: ``where.key.subkey: message (got value)``
+    per problem, joined by ``; `` (checks of several keys at once give the message only)."""
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in (where, *err["loc"]) if p != "")
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        got = (
+            f" (got {err['input']!r})"
+            if err["loc"] and "input" in err and not isinstance(err["input"], dict)
+            else ""
+        )
+        lines.append(f"{loc}: {msg}{got}" if loc else msg)
+    return "; ".join(lines)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from gpautotune.problems._base import Measurement, Status
+from gpautotune.measurement import Measurement, Status
 from gpautotune.space import Config
 
 __all__ = ["Trial", "Origin"]
@@ -53,6 +53,13 @@ class Trial:
     @property
     def ok(self) -> bool:
         return self.measurement.ok
+
+    @property
+    def source(self) -> str | None:
+        """Which part of the strategy proposed it (``initial``, ``model``, the strategy's
+        name, ``user`` for a configuration told without being asked); None if unknown."""
+        source = self.info.get("source")
+        return None if source is None else str(source)
 
     @property
     def counts_in_budget(self) -> bool:

@@ -9,33 +9,74 @@ evaluation, failures included (warm-start trials are data, not budget).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
-from gpautotune.exceptions import BudgetError, ConfigError, GPAutotuneError
+from gpautotune.exceptions import (
+    BudgetError,
+    ConfigError,
+    EvaluationError,
+    GPAutotuneError,
+    StorageError,
+)
 from gpautotune.execution import Evaluator
-from gpautotune.problems._base import Measurement, Problem
+from gpautotune.measurement import EXCEPTION_METRIC, Measurement
+from gpautotune.problems import Problem
+from gpautotune.problems.function import FunctionProblem, Objective
 from gpautotune.space import Config, Space
-from gpautotune.storage import Journal, RunSpec, trials_frame
+from gpautotune.storage import Journal, RunRecord, RunSpec, trials_frame
 from gpautotune.strategies import Proposal, Strategy, make_strategy
 from gpautotune.trial import Origin, Trial
 
-__all__ = ["TuningRun", "TuneResult", "tune"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["TuningRun", "TuneResult", "run_spec", "name_clash", "tune"]
 
 _log = logging.getLogger(__name__)
 StorageLike = Journal | str | os.PathLike[str] | None
+
+
+#: The first evaluations of a run that, all raising the same exception, stop :func:`tune`.
+FIRST_CRASHES = 3
 
 
 def _journal(storage: StorageLike) -> Journal:
     if isinstance(storage, Journal):
         return storage
     return Journal(":memory:" if storage is None else storage)
+
+
+def run_spec(
+    target: Problem | Space,
+    strategy: Strategy,
+    *,
+    seed: int | None,
+    label: str | None,
+    problem_name: str | None = None,
+) -> RunSpec:
+    """The journal identity of a run: problem (or space) and its settings, strategy and
+    its settings, seed and label. Runs with the same key are one run (opening it again
+    resumes it); a comparison builds it once per problem and strategy and varies the seed
+    (``dataclasses.replace(spec, seed=...)``). A bare space is stored under
+    ``problem_name``, else the space's name, else ``custom``."""
+    problem = target if isinstance(target, Problem) else None
+    space = target.space if isinstance(target, Problem) else target
+    return RunSpec(
+        problem=problem.name if problem else (problem_name or space.name or "custom"),
+        problem_settings=problem.describe() if problem else {},
+        strategy=strategy.name,
+        strategy_settings=strategy.settings(),
+        seed=strategy.seed if seed is None else seed,
+        space=space.describe(),
+        label=label,
+    )
 
 
 def best_trial(trials: Sequence[Trial]) -> Trial | None:
@@ -70,25 +111,48 @@ class TuneResult:
         return sum(t.counts_in_budget for t in self.trials)
 
 
+def name_clash(journal: Journal, spec: RunSpec) -> RunRecord | None:
+    """A run of ``journal`` with ``spec``'s label (its name) but other settings, if any.
+
+    A name picks one run, as a study name does in Optuna: reusing a name with another
+    problem, strategy, options or seed is a mistake to report, not a second run."""
+    if spec.label is None:
+        return None
+    return next((r for r in journal.runs() if r.label == spec.label and r.key != spec.key), None)
+
+
 class TuningRun:
     """A resumable run with an ask/tell API, for code that runs its own evaluations.
 
     Example::
 
-        run = TuningRun(space, "sobol", storage="runs.db", seed=1, budget=20)
-        while run.remaining:
-            for config in run.ask():
-                run.tell(config, my_measure(config))
+        with TuningRun(problem, "sobol", storage="runs.db", seed=1, budget=20) as run:
+            while not run.finished:
+                for config in run.ask():
+                    run.tell(config, my_measure(config))   # a float or a Measurement
+
+    The run is finished (marked so in the journal, where reports look for finished runs)
+    when its budget is used, when the strategy has nothing more to propose, when
+    :meth:`finish` is called, or when its ``with`` block ends without an exception. An
+    exception leaves it unfinished: opening it again resumes it.
 
     Args:
         target: the :class:`Problem` (or only a :class:`Space` when you evaluate yourself).
         strategy: a strategy instance or a registered name.
-        storage: a :class:`Journal`, a database path, or None (in memory).
+        storage: a :class:`Journal`, a database path or ``sqlite:///`` URL, or None (in
+            memory).
         seed: the run's seed (also the strategy's when built by name).
         budget: evaluations allowed, failures included; None for no limit.
         strategy_options: keyword options of a strategy given by name.
         warm_start: earlier trials told to the strategy first (not counted in the budget).
-        label: distinguishes otherwise identical runs (e.g. repetitions).
+        label: the run's name; distinguishes otherwise identical runs (repetitions).
+        load_if_exists: resume the run when the journal holds it (the default); False
+            raises :class:`StorageError` instead, as Optuna's ``load_if_exists=False``.
+        problem_name: the problem's name in the journal when ``target`` is a bare
+            :class:`Space` (default: the space's name, else ``custom``).
+
+    Raises:
+        StorageError: the run exists and ``load_if_exists`` is False.
     """
 
     def __init__(
@@ -102,9 +166,13 @@ class TuningRun:
         strategy_options: Mapping[str, Any] | None = None,
         warm_start: Sequence[Trial] | None = None,
         label: str | None = None,
+        load_if_exists: bool = True,
+        problem_name: str | None = None,
     ) -> None:
         if budget is not None and (not isinstance(budget, int) or budget < 1):
             raise BudgetError(f"budget must be a positive integer, got {budget!r}")
+        if problem_name is not None and isinstance(target, Problem):
+            raise ConfigError("problem_name names a bare Space; a Problem has its own name")
         self.problem = target if isinstance(target, Problem) else None
         self.space = target.space if isinstance(target, Problem) else target
         if isinstance(strategy, str):
@@ -116,39 +184,57 @@ class TuningRun:
         self.strategy = strategy
         self.budget = budget
         strategy.plan(budget)
+        self._owns_journal = not isinstance(storage, Journal)
         self.journal = _journal(storage)
-        spec = RunSpec(
-            problem=self.problem.name if self.problem else (self.space.name or "custom"),
-            problem_settings=self.problem.describe() if self.problem else {},
-            strategy=strategy.name,
-            strategy_settings=strategy.settings(),
-            seed=strategy.seed if seed is None else seed,
-            space=self.space.describe(),
-            label=label,
-        )
+        spec = run_spec(target, strategy, seed=seed, label=label, problem_name=problem_name)
+        existing = self.journal.find_run(spec.key)
+        if existing is not None and not load_if_exists:
+            raise StorageError(
+                f"run {existing.id} ({spec.describe()}) already exists in "
+                f"{self.journal.path!r}; resume it (load_if_exists=True, or without "
+                "--no-resume) or give the new run another label (--name)"
+            )
         self.record = self.journal.open_run(spec, budget)
         self.run_id = self.record.id
         self.trials: list[Trial] = self.journal.trials(self.run_id)
         if not self.trials and warm_start:
-            warm = [
-                Trial(
-                    i,
-                    dict(t.config),
-                    t.measurement,
-                    dict(t.info),
-                    t.started_at,
-                    t.duration_s,
-                    Origin.WARM_START,
-                )
-                for i, t in enumerate(warm_start)
-            ]
-            self.journal.add_trials(self.run_id, warm)
-            self.trials = list(warm)
+            self._store_warm_start(warm_start)
         self._measured = {self.strategy._key(t.config) for t in self.trials}
         self._pending: dict[Any, Proposal] = {}
+        self._finished = False
         if self.trials:
             _log.info("run %d: resuming with %d stored trials", self.run_id, len(self.trials))
             self.strategy.tell(self.trials)
+
+    def _store_warm_start(self, warm_start: Sequence[Trial]) -> None:
+        warm = [
+            Trial(
+                i,
+                dict(t.config),
+                t.measurement,
+                dict(t.info),
+                t.started_at,
+                t.duration_s,
+                Origin.WARM_START,
+            )
+            for i, t in enumerate(warm_start)
+        ]
+        self.journal.add_trials(self.run_id, warm)
+        self.trials = list(warm)
+
+    def __enter__(self) -> TuningRun:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        """Finish the run unless the block raised; release what the strategy holds (a
+        peer's thread or files) and close a journal opened by path."""
+        try:
+            if kind is None:
+                self.finish()
+        finally:
+            self.strategy.close()
+            if self._owns_journal and self.journal.path != ":memory:":
+                self.journal.close()
 
     @property
     def used(self) -> int:
@@ -160,11 +246,19 @@ class TuningRun:
         return None if self.budget is None else max(self.budget - self.used, 0)
 
     @property
+    def finished(self) -> bool:
+        """The budget is used, the strategy ran out of proposals, or :meth:`finish` ran."""
+        return self._finished or self.remaining == 0
+
+    @property
     def best(self) -> Trial | None:
         return best_trial(self.trials)
 
     def ask(self, n: int = 1) -> list[Config]:
-        """Up to ``n`` configurations to evaluate (never more than the budget left)."""
+        """Up to ``n`` configurations to evaluate (never more than the budget left).
+
+        An empty list with nothing pending means the strategy has nothing more to
+        propose: the run is then finished."""
         if self.remaining is not None:
             n = min(n, self.remaining - len(self._pending))
         if n <= 0:
@@ -179,6 +273,9 @@ class TuningRun:
                 continue
             self._pending[key] = proposal
             out.append(dict(proposal.config))
+        if not out and not self._pending:
+            _log.info("strategy %s has nothing more to propose", self.strategy.name)
+            self.finish()
         return out
 
     def tell(
@@ -189,9 +286,12 @@ class TuningRun:
         started_at: float | None = None,
         duration_s: float = 0.0,
     ) -> Trial:
-        """Store one result, then tell the strategy. A number means an ok measurement."""
-        if not isinstance(measurement, Measurement):
-            measurement = Measurement.success(float(measurement))
+        """Store one result, then tell the strategy. A number means an ok measurement
+        (NaN or an infinity a ``run_error``); the last one of the budget finishes the run."""
+        try:
+            measurement = Measurement.of(measurement)
+        except TypeError as exc:
+            raise ConfigError(str(exc)) from None
         key = self.strategy._key(config)
         if key in self._measured:
             raise GPAutotuneError(
@@ -211,21 +311,109 @@ class TuningRun:
         self.journal.add_trial(self.run_id, trial)  # durable before the strategy hears of it
         self.trials.append(trial)
         self._measured.add(key)
+        _log_trial(self, trial)
         self.strategy.tell([trial])
+        if self.remaining == 0:
+            self.finish()
         return trial
 
     def finish(self) -> None:
-        self.journal.finish_run(self.run_id)
+        """Mark the run finished in the journal (reports analyse finished runs only)."""
+        if not self._finished:
+            self.journal.finish_run(self.run_id)
+            self._finished = True
 
     def to_frame(self) -> pd.DataFrame:
         return trials_frame(self.journal, self.run_id)
 
 
+def _log_trial(run: TuningRun, trial: Trial) -> None:
+    """One INFO line per trial (shown once logging is configured, as in Optuna)."""
+    if not _log.isEnabledFor(logging.INFO):
+        return
+    best = run.best
+    shown = f"value {trial.value:.6g}" if trial.ok else f"{trial.status.value}"
+    _log.info(
+        "run %d trial %d: %s with %s; best %s",
+        run.run_id,
+        trial.number,
+        shown,
+        dict(trial.config),
+        "none yet" if best is None else f"{best.value:.6g} (trial {best.number})",
+    )
+
+
+def _crash_signature(trial: Trial) -> str | None:
+    """``Type: message`` of an evaluation that raised, else None."""
+    m = trial.measurement
+    if m.ok or EXCEPTION_METRIC not in m.metrics or not m.error:
+        return None
+    return m.error.splitlines()[0]
+
+
+def _crash_site(error: str) -> str:
+    """`` at FILE:LINE in FUNCTION`` of a traceback's innermost frame (or nothing)."""
+    frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)', error)
+    if not frames:
+        return ""
+    file, line, function = frames[-1]
+    return f" at {os.path.basename(file)}:{line} in {function}"
+
+
+def _check_first_crashes(run: TuningRun) -> None:
+    """Stop when the run's first :data:`FIRST_CRASHES` evaluations raised one exception.
+
+    The run is set aside in the journal (status ``stopped``, trials kept), so that
+    calling :func:`tune` again once the objective is fixed starts a fresh run.
+
+    Raises:
+        EvaluationError: naming the exception, where it was raised, and the journal.
+    """
+    counted = [t for t in run.trials if t.counts_in_budget]
+    if len(counted) != FIRST_CRASHES:
+        return
+    signatures = {_crash_signature(t) for t in counted}
+    if len(signatures) != 1 or None in signatures:
+        return
+    run.journal.set_aside_run(run.run_id)
+    where = _crash_site(counted[-1].measurement.error or "")
+    raise EvaluationError(
+        f"the first {FIRST_CRASHES} evaluations all raised {signatures.pop()}{where}: a bug "
+        f"in the objective, not a bad configuration. Run {run.run_id} of "
+        f"{run.journal.path} is set aside (status stopped; its trials hold the "
+        "traceback); fix the objective and run again for a fresh run"
+    )
+
+
+def as_problem(problem: Problem | Objective, space: Space | None) -> Problem:
+    """``problem`` itself, or a plain function of a configuration with its ``space``
+    wrapped in a :class:`~gpautotune.problems.function.FunctionProblem`.
+
+    Raises:
+        ConfigError: a function without a space, or a space given with a Problem.
+    """
+    if isinstance(problem, Problem):
+        if space is not None:
+            raise ConfigError("space= is for a plain function; a Problem has its own space")
+        return problem
+    if not callable(problem):
+        raise ConfigError(
+            f"tune() needs a Problem or a function of a configuration, got {type(problem).__name__}"
+        )
+    if space is None:
+        raise ConfigError(
+            f"tune({getattr(problem, '__name__', 'function')}, ...) needs space=: the "
+            "configurations the function accepts (a gpautotune.space.Space)"
+        )
+    return FunctionProblem(problem, space)
+
+
 def tune(
-    problem: Problem,
+    problem: Problem | Objective,
     strategy: Strategy | str,
     budget: int,
     *,
+    space: Space | None = None,
     storage: StorageLike = None,
     seed: int | None = None,
     strategy_options: Mapping[str, Any] | None = None,
@@ -234,14 +422,36 @@ def tune(
     evaluator: Evaluator | None = None,
     callback: Callable[[Trial, TuningRun], None] | None = None,
     label: str | None = None,
+    load_if_exists: bool = True,
+    progress: bool = False,
 ) -> TuneResult:
     """Minimise ``problem`` with ``strategy`` for ``budget`` evaluations.
 
     Re-running with the same problem, strategy, seed and storage resumes the stored run.
     ``callback(trial, run)`` is called after each stored trial (progress bars, logging).
+
+    Args:
+        problem: a :class:`Problem`, or a function ``f(config) -> float`` with ``space``.
+        strategy: a strategy instance or a registered name (``gpr``, ``random``, ...).
+        budget: evaluations, failures included.
+        space: the configurations of a plain function (not with a Problem).
+        storage: a journal path, ``sqlite:///`` URL or :class:`Journal`; None: in memory.
+        seed: the run's seed.
+        strategy_options: options of a strategy given by name.
+        warm_start: earlier trials told to the strategy first (not counted in the budget).
+        batch_size: configurations asked at a time.
+        evaluator: how ``problem.evaluate`` is called (default: the problem's).
+        callback: ``callback(trial, run)`` after each stored trial.
+        label: the run's name (see :class:`TuningRun`).
+        load_if_exists: resume a stored run (True) or raise :class:`StorageError`.
+        progress: draw a progress bar on standard error.
+
+    Raises:
+        EvaluationError: the first evaluations all raised the same exception.
     """
     if batch_size < 1:
         raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
+    problem = as_problem(problem, space)
     run = TuningRun(
         problem,
         strategy,
@@ -251,23 +461,42 @@ def tune(
         strategy_options=strategy_options,
         warm_start=warm_start,
         label=label,
+        load_if_exists=load_if_exists,
     )
     evaluator = evaluator or problem.default_evaluator()
-    try:
-        while run.remaining:
+    with contextlib.ExitStack() as stack:
+        stack.callback(evaluator.close)
+        stack.callback(run.strategy.close)
+        if progress:
+            callback = _with_bar(stack, run, callback)
+        while not run.finished:
             configs = run.ask(min(batch_size, run.remaining))
-            if not configs:
-                _log.info("strategy %s has nothing more to propose", run.strategy.name)
-                break
             for config in configs:
                 ev = evaluator(problem, config)
                 trial = run.tell(
                     config, ev.measurement, started_at=ev.started_at, duration_s=ev.duration_s
                 )
+                _check_first_crashes(run)
                 if callback is not None:
                     callback(trial, run)
         run.finish()
-    finally:
-        run.strategy.close()
-        evaluator.close()
     return TuneResult(run.run_id, list(run.trials), budget, run.journal.path)
+
+
+def _with_bar(
+    stack: contextlib.ExitStack,
+    run: TuningRun,
+    callback: Callable[[Trial, TuningRun], None] | None,
+) -> Callable[[Trial, TuningRun], None]:
+    """``callback`` that also moves a progress bar entered on ``stack``."""
+    from gpautotune.progress import ProgressBar, best_text
+
+    bar = stack.enter_context(ProgressBar("tuning", run.budget))
+    bar.update(run.used, status=best_text(run.best.value if run.best else None))
+
+    def both(trial: Trial, r: TuningRun) -> None:
+        bar.update(r.used, status=best_text(r.best.value if r.best else None))
+        if callback is not None:
+            callback(trial, r)
+
+    return both

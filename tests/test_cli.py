@@ -3,6 +3,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gpautotune.cli import app
+from gpautotune.problems import BoothProblem, Measurement, Status, _registry
 from gpautotune.storage import Journal
 
 runner = CliRunner()
@@ -55,3 +56,74 @@ def test_user_errors_exit_2_with_one_line(tmp_path, text, message):
     assert result.exit_code == 2
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+class _BoothWithBaseline(BoothProblem):
+    """Booth with a declared baseline configuration (an ``x1``/``x2`` pair or a bad one)."""
+
+    def __init__(self, x1: int = 0, x2: int = 0, valid: bool = True) -> None:
+        super().__init__()
+        self._baseline = {"x1": x1, "x2": x2}
+        self._valid = valid
+
+    def baseline(self) -> dict[str, int]:
+        return dict(self._baseline)
+
+    def evaluate(self, config):
+        if not self._valid and dict(config) == self._baseline:
+            return Measurement.failure(Status.RUN_ERROR, "the naive kernel crashed")
+        return super().evaluate(config)
+
+
+def booth_with_baseline(x1: int = 0, x2: int = 0, valid: bool = True) -> BoothProblem:
+    return _BoothWithBaseline(x1, x2, valid)
+
+
+@pytest.fixture(autouse=True)
+def _registered(monkeypatch):
+    """``booth-with-baseline`` in the problem registry during each test of this module."""
+    monkeypatch.setitem(_registry._REGISTERED, "booth-with-baseline", booth_with_baseline)
+
+
+def _tune_with_baseline(tmp_path, options: str) -> str:
+    path = tmp_path / "baseline.yaml"
+    path.write_text(
+        f"problem: {{name: booth-with-baseline, {options}}}\n"
+        f"strategy: {{name: sobol}}\nbudget: 10\nseed: 2\nstorage: {tmp_path / 'b.db'}\n"
+    )
+    result = runner.invoke(app, ["tune", str(path)])
+    assert result.exit_code == 0, result.output
+    return " ".join(result.output.split())
+
+
+def test_tune_reports_the_speedup_over_the_problems_baseline(tmp_path):
+    output = _tune_with_baseline(tmp_path, "x1: -3, x2: 5")
+    problem = _BoothWithBaseline(-3, 5)
+    base = problem.evaluate(problem.baseline()).value
+    best = min(t.value for t in Journal(tmp_path / "b.db").trials(1) if t.ok)
+    assert f"baseline {base:.6g}; speedup of the best over it: {base / best:.2f}x" in output
+
+
+def test_tune_says_when_the_baseline_fails(tmp_path):
+    output = _tune_with_baseline(tmp_path, "x1: -3, x2: 5, valid: false")
+    assert "baseline configuration failed (run_error): the naive kernel crashed" in output
+
+
+def test_only_the_problems_report_metrics_are_printed(tmp_path, monkeypatch):
+    monkeypatch.setattr(_BoothWithBaseline, "report_metrics", ("shown",))
+    monkeypatch.setattr(
+        BoothProblem,
+        "evaluate",
+        lambda self, config: Measurement.success(1.0 + abs(config["x1"]), shown=7, hidden=8),
+    )
+    output = _tune_with_baseline(tmp_path, "x1: 3")
+    assert "shown 7" in output and "hidden" not in output
+
+
+def test_tuning_files_name_registered_problems_only(tmp_path):
+    path = tmp_path / "code.yaml"
+    path.write_text("problem: {name: 'tests.test_cli:booth_with_baseline'}\nbudget: 3\n")
+    result = runner.invoke(app, ["tune", str(path)])
+    assert result.exit_code == 2 and "unknown problem 'tests.test_cli:booth_with_baseline'" in (
+        " ".join(result.output.split())
+    )

@@ -1,6 +1,13 @@
 """Acquisition functions and the candidate pools they are maximised over."""
 
 from gpautotune.acquisition._functions import Acquisition, make_acquisition, score_candidates
-from gpautotune.acquisition._pool import CandidatePool, PoolSettings
+from gpautotune.acquisition._pool import POOL_MAX_RAW, CandidatePool, PoolSettings
 
-__all__ = ["Acquisition", "CandidatePool", "PoolSettings", "make_acquisition", "score_candidates"]
+__all__ = [
+    "POOL_MAX_RAW",
+    "Acquisition",
+    "CandidatePool",
+    "PoolSettings",
+    "make_acquisition",
+    "score_candidates",
+]

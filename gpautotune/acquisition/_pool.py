@@ -6,24 +6,28 @@ plus the neighbourhoods of the best-scoring points (discrete ±1..r level moves 
 perturbations of ±3/8 of the unit range, snapped to levels and filtered), plus a
 *backlog* of the best-scoring configurations not picked at earlier steps, re-scored
 with the current model.
+
+A pool built with ``fixed`` (parameter name -> value, as BoTorch's ``fixed_features``)
+offers only configurations with those values: every candidate is projected onto the
+subspace before the validity and novelty filters.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.stats import qmc
 
-from gpautotune.space import Space
-from gpautotune.space._sampling import sample_index
+from gpautotune.space import Space, sample_index
 
 #: raw Sobol points drawn at most for one step's pool sample
 POOL_MAX_RAW = 1 << 20
 
-__all__ = ["CandidatePool", "PoolSettings"]
+__all__ = ["CandidatePool", "PoolSettings", "POOL_MAX_RAW"]
 
 SAMPLE, NEIGHBORS, BACKLOG, ALL = "sample", "neighbors", "backlog", "all"
 
@@ -52,20 +56,45 @@ class PoolSettings:
 
 
 class CandidatePool:
-    """Builds the pool of each step and keeps the backlog between steps."""
+    """Builds the pool of each step and keeps the backlog between steps.
 
-    def __init__(self, space: Space, settings: PoolSettings, seed: int | None) -> None:
+    Args:
+        space: the search space.
+        settings: sizes of the pool's parts.
+        seed: seeds the samples and perturbations (0 when None).
+        fixed: parameter values every candidate has (None: the whole space).
+    """
+
+    def __init__(
+        self,
+        space: Space,
+        settings: PoolSettings,
+        seed: int | None,
+        *,
+        fixed: Mapping[str, Any] | None = None,
+    ) -> None:
         self.space, self.settings, self.seed = space, settings, 0 if seed is None else seed
+        self.fixed = dict(fixed or {})
+        self._columns = [space.names.index(k) for k in self.fixed]
+        self._levels = [float(space[k].index_of([v])[0]) for k, v in self.fixed.items()]
         self._all: np.ndarray | None = None
         if space.is_enumerable() and space.size <= 50 * settings.exhaustive_limit:
             valid = space.enumerate_index()
             if len(valid) <= settings.exhaustive_limit:
                 self._all = valid
+        if self._all is not None and self._columns:
+            rows = space.unique_rows(self.project(self._all))
+            self._all = rows[space.valid_mask(rows)]
         self._backlog = np.empty((0, space.dims))
 
     @property
     def exhaustive(self) -> bool:
         return self._all is not None
+
+    @property
+    def enumerated(self) -> np.ndarray | None:
+        """Every valid configuration of the pool (index rows) when it is exhaustive."""
+        return self._all
 
     @property
     def sample_size(self) -> int:
@@ -85,8 +114,9 @@ class CandidatePool:
         if self._all is not None:
             rows = self._all[~seen(self._all)]
             return rows, scorer(rows), np.full(len(rows), ALL)
-        # Best effort: on spaces whose valid fraction is tiny (SPAPT's dgemv3: ~2e-4) the
-        # sample holds what 2^20 raw points give; neighbourhoods and backlog fill the rest.
+        # Sparse spaces (SPAPT's dgemv3: ~2e-4 valid) are sampled per constraint group
+        # (space/_plan.py) and fill the sample; only a space whose constraints tie every
+        # factor together, with a tiny valid fraction, gets what 2^20 raw points hold.
         sample = sample_index(
             self.space,
             self.sample_size,
@@ -110,6 +140,13 @@ class CandidatePool:
             sources = np.concatenate([sources, np.full(len(extra), NEIGHBORS, dtype=object)])
         return rows, scores, sources
 
+    def project(self, rows: np.ndarray) -> np.ndarray:
+        """``rows`` with the fixed parameters set to their levels (a copy)."""
+        rows = np.array(rows, dtype=float, copy=True)
+        if len(rows) and self._columns:
+            rows[:, self._columns] = self._levels
+        return rows
+
     def keep_backlog(self, rows: np.ndarray, scores: np.ndarray, picked: np.ndarray) -> None:
         """Carry the best-scoring unpicked rows over to the next step."""
         if self._all is not None or not len(rows):
@@ -126,7 +163,10 @@ class CandidatePool:
         seen: Callable[[np.ndarray], np.ndarray],
         exclude: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Distinct, valid, unseen rows (and not in ``exclude``), first occurrence kept."""
+        """Distinct, valid, unseen rows (and not in ``exclude``), first occurrence kept,
+        projected onto the fixed parameters' levels."""
+        if self._columns:
+            rows = self.project(rows)
         if not len(rows):
             return rows, sources
         keys = self.space.row_keys(rows)

@@ -1,28 +1,44 @@
 """Analysis: statistics of repeated runs, the Willemsen score, figures and reports, and
-Sobol sensitivity indices with honest uncertainty."""
+explanations of stored runs (Sobol indices from :mod:`gpautotune.sensitivity`, whose
+names are re-exported here)."""
 
-from gpautotune.analysis._paths import FunctionPaths, PathSampler, PosteriorMean, PosteriorPaths
 from gpautotune.analysis._report import markdown, summary_table, write_report
 from gpautotune.analysis._runs import Group, RunTable, load_runs
 from gpautotune.analysis._stats import (
     Difference,
     Summary,
+    compare_paired,
     compare_samples,
     describe,
+    holm,
+    mean_band,
     mean_ci,
     verdict,
 )
-from gpautotune.analysis._summary import ComparisonReport, RandomBaseline, analyse, random_baseline
+from gpautotune.analysis._summary import (
+    ComparisonReport,
+    RandomBaseline,
+    analyse,
+    random_baseline,
+    report_dir,
+)
 from gpautotune.analysis._willemsen import (
     expected_random_best,
-    random_search_expectation,
+    expected_rank_random_best,
+    median_run_curve,
+    methodology_score,
+    random_best_moments,
     willemsen_score,
 )
-from gpautotune.analysis.sensitivity import (
+from gpautotune.analysis.explain import strategy_indices
+from gpautotune.sensitivity import (
     Domain,
+    FunctionPaths,
+    PathSampler,
+    PosteriorMean,
+    PosteriorPaths,
     SobolResult,
     sobol_indices,
-    strategy_indices,
     surrogate_indices,
 )
 
@@ -40,14 +56,21 @@ __all__ = [
     "SobolResult",
     "Summary",
     "analyse",
+    "compare_paired",
     "compare_samples",
     "describe",
     "expected_random_best",
+    "expected_rank_random_best",
     "load_runs",
     "markdown",
+    "holm",
+    "mean_band",
     "mean_ci",
+    "median_run_curve",
+    "methodology_score",
     "random_baseline",
-    "random_search_expectation",
+    "random_best_moments",
+    "report_dir",
     "sobol_indices",
     "strategy_indices",
     "summary_table",

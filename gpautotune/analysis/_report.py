@@ -20,10 +20,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from rich import box
+from rich.console import Group
 from rich.table import Table
+from rich.text import Text
 
 from gpautotune.analysis import _plots
-from gpautotune.analysis._summary import ComparisonReport, analyse
+from gpautotune.analysis._summary import ComparisonReport, RandomBaseline, analyse
 
 __all__ = ["write_report", "write_files", "summary_table", "markdown"]
 
@@ -86,37 +89,63 @@ def _figures(report: ComparisonReport, problem: str, out: Path) -> list[Path]:
     optimum = info.optimum if info is not None else None
     scale = 1.0 / optimum if optimum is not None and optimum > 0 else None
     what = "slowdown (best / optimum)" if scale is not None else "best value"
+    floor = 1.0 if scale is not None else optimum
     final = max(report.checkpoints[problem])
     slug = _slug(problem)
-    paths = []
+    style = _plots.styles(report.runs.labels())  # one colour per strategy in every figure
     samples = {g.label: g.at(final) * (scale or 1.0) for g in groups}
     fig = _plots.histograms(
-        samples, title=f"{problem}: {what} after {final} evaluations", xlabel=what
+        samples, title=f"{problem}: after {final} evaluations", xlabel=what, floor=floor
     )
-    paths.append(_plots.save(fig, out / f"{slug}-histogram.png"))
+    paths = [_plots.save(fig, out / f"{slug}-histogram.png")]
     baseline = report.baselines.get(problem)
-    curves = {g.label: g.curves * (scale or 1.0) for g in groups}
-    positive = all(np.nanmin(c) > 0 for c in curves.values() if np.isfinite(c).any())
+    curves = report.curves[report.curves["problem"] == problem]
+    by_label = dict(list(curves.groupby("strategy", sort=False)))
+    bands = {
+        g.label: tuple(by_label[g.label][k].to_numpy() * (scale or 1.0) for k in _BAND)
+        for g in groups
+    }
+    exact = baseline is not None and baseline.estimated_from is None
     fig = _plots.best_so_far(
-        curves,
-        title=f"{problem}: best so far (mean, 95% band)",
+        bands,  # type: ignore[arg-type]
+        title=f"{problem}: best so far (mean and 95% interval)",
         ylabel=what,
-        random_expectation=None if baseline is None else baseline.values * (scale or 1.0),
-        log=positive,
+        runs={g.label: g.repetitions for g in groups},
+        random_expectation=baseline.values * (scale or 1.0) if exact else None,
+        random_label="random search, exact expectation",
+        floor=floor,
+        checkpoints=report.checkpoints[problem],
+        style=style,
     )
     paths.append(_plots.save(fig, out / f"{slug}-best-so-far.png"))
-    scores = report.curves[(report.curves["problem"] == problem)]
-    if scores["score"].notna().any():
-        series = {
-            label: sub["score"].to_numpy() for label, sub in scores.groupby("strategy", sort=False)
-        }
+    if curves["score"].notna().any():
+        series = {label: sub["score"].to_numpy() for label, sub in by_label.items()}
+        series = {k: v for k, v in series.items() if np.isfinite(v).any()}
         fig = _plots.score_curves(
             series,
-            title=f"{problem}: score of Willemsen et al. ({baseline.source})",
+            title=f"{problem}: score of Willemsen et al.",
             checkpoints=report.checkpoints[problem],
+            note=_score_note(baseline),
+            style=style,
         )
         paths.append(_plots.save(fig, out / f"{slug}-score.png"))
     return paths
+
+
+_BAND = ("mean", "ci_low", "ci_high")
+
+
+def _score_note(baseline: RandomBaseline | None) -> str | None:
+    """Where the score's random baseline comes from, and who is left out."""
+    if baseline is None:
+        return None
+    note = f"Random baseline: {baseline.source}."
+    if baseline.estimated_from is not None:
+        note += (
+            f" {baseline.estimated_from} has no score: its runs are the baseline, so its "
+            "score would be 0 by construction."
+        )
+    return note
 
 
 def aggregate_scores(report: ComparisonReport) -> pd.DataFrame:
@@ -145,7 +174,7 @@ def _summary_md(s: pd.DataFrame, slowdown: bool) -> str:
         "budget",
         "n",
         "mean",
-        "95% CI of mean",
+        "95% CI of mean (bootstrap)",
         "median",
         "min",
         "max",
@@ -184,7 +213,7 @@ def _summary_md(s: pd.DataFrame, slowdown: bool) -> str:
 
 def _peers_md(d: pd.DataFrame) -> str:
     header = ["ours", "best peer", "budget", "mean", "peer mean", "pairs"]
-    header += ["difference [95% CI]", "Wilcoxon p", "verdict"]
+    header += ["difference [95% CI]", "test", "p", "verdict"]
     rows = [
         [
             r["strategy"],
@@ -194,7 +223,8 @@ def _peers_md(d: pd.DataFrame) -> str:
             _f(r["peer_mean"]),
             str(r["pairs"]),
             f"{_f(r['diff'])} [{_f(r['diff_ci_low'])}, {_f(r['diff_ci_high'])}]",
-            f"{r['wilcoxon_p']:.3g}",
+            r["test"],
+            _p(r["p_value"]),
             r["verdict"],
         ]
         for r in d.to_dict("records")
@@ -206,11 +236,14 @@ def _pairwise_md(d: pd.DataFrame) -> str:
     header = [
         "strategy",
         "budget",
+        "n",
         "mean",
         "reference mean",
         "difference [95% CI]",
         "relative",
-        "Mann-Whitney p",
+        "test",
+        "p",
+        "p (Holm)",
         "P(better)",
         "verdict",
     ]
@@ -218,17 +251,24 @@ def _pairwise_md(d: pd.DataFrame) -> str:
         [
             r["strategy"],
             str(r["budget"]),
+            str(r["n"]),
             _f(r["mean"]),
             _f(r["mean_ref"]),
             f"{_f(r['diff'])} [{_f(r['diff_ci_low'])}, {_f(r['diff_ci_high'])}]",
             f"{r['relative_diff']:+.2%}" if np.isfinite(r["relative_diff"]) else "-",
-            f"{r['p_value']:.3g}" if np.isfinite(r["p_value"]) else "-",
+            r["test"],
+            _p(r["p_value"]),
+            _p(r["p_holm"]),
             _f(r["p_better"]),
             r["verdict"],
         ]
         for r in d.to_dict("records")
     ]
     return _md_table(header, rows)
+
+
+def _p(p: float) -> str:
+    return f"{p:.3g}" if np.isfinite(p) else "-"
 
 
 def _baseline_md(report: ComparisonReport, problem: str, optimum: float | None) -> str:
@@ -258,6 +298,9 @@ def markdown(report: ComparisonReport, figures: dict[str, list[str]] | None = No
             parts += [f"Known optimum: {info.optimum:.6g}."]
         if problem in report.baselines:
             parts += [_baseline_md(report, problem, info.optimum if info is not None else None)]
+            note = _score_note(report.baselines[problem])
+            if report.baselines[problem].estimated_from is not None and note:
+                parts += [note.split(". ", 1)[1]]
         parts += [
             "",
             f"### {'Slowdown (best / optimum)' if slowdown else 'Best value'} at each checkpoint",
@@ -272,8 +315,15 @@ def markdown(report: ComparisonReport, figures: dict[str, list[str]] | None = No
         )
         if not d.empty:
             parts += [
-                f"### Against {report.reference[problem]} (difference of means: bootstrap BCa 95% CI; "
-                f"Mann-Whitney two-sided; practical threshold {report.practical:.0%})",
+                f"### Against {report.reference[problem]}",
+                "",
+                "Differences of means with bootstrap 95% intervals; `wilcoxon`: signed-rank "
+                "test over the seeds both strategies ran (n pairs, the difference is the "
+                "mean paired difference), `mann-whitney`: U test where they share fewer "
+                "than two seeds; two-sided p-values, Holm-adjusted over the "
+                f"{d['strategy'].nunique()} strategies tested against "
+                f"{report.reference[problem]}; verdicts at 5% with a practical threshold "
+                f"of {report.practical:.0%}.",
                 "",
                 _pairwise_md(d),
                 "",
@@ -301,55 +351,54 @@ def markdown(report: ComparisonReport, figures: dict[str, list[str]] | None = No
     return "\n".join(parts)
 
 
-def summary_table(report: ComparisonReport, budget: int | None = None) -> Table:
-    """A Rich table for the terminal: each problem and strategy at ``budget`` (default:
-    each problem's last checkpoint), slowdowns where the optimum is known, with the
-    verdict against the reference."""
-    table = Table(title=f"comparison: {report.runs.path}")
-    for col in (
-        "problem",
-        "strategy",
-        "budget",
-        "n",
-        "mean [95% CI]",
-        "median",
-        "min..max",
-        "used",
-        "best at",
-        "score",
-        "vs reference",
-    ):
-        table.add_column(
-            col, justify="left" if col in ("problem", "strategy", "vs reference") else "right"
+def summary_table(report: ComparisonReport, budget: int | None = None) -> Group:
+    """Rich tables for the terminal, one per problem: each strategy at ``budget``
+    (default: the problem's last checkpoint), slowdowns where the optimum is known, with
+    the verdict against the reference; a caption says how intervals and tests are made."""
+    tables = [_problem_table(report, problem, budget) for problem in report.problems]
+    estimated = sorted(
+        {b.estimated_from for b in report.baselines.values() if b.estimated_from is not None}
+    )
+    notes = ["intervals: 95% bootstrap; vs reference: Wilcoxon over shared seeds, Holm-adjusted"]
+    if estimated:
+        notes.append(
+            f"{', '.join(estimated)}: no score (the estimated random baseline; 0 by construction)"
         )
-    for problem in report.problems:
-        b = budget or max(report.checkpoints[problem])
-        s = report.summary[(report.summary["problem"] == problem) & (report.summary["budget"] == b)]
-        slowdown = bool(s["slowdown_mean"].notna().any())
-        p = "slowdown_" if slowdown else ""
-        d = report.pairwise
-        for r in s.to_dict("records"):
-            match = (
-                d[(d["problem"] == problem) & (d["budget"] == b) & (d["strategy"] == r["strategy"])]
-                if not d.empty
-                else d
-            )
-            versus = (
-                "(reference)"
-                if r["strategy"] == report.reference[problem]
-                else (match["verdict"].iloc[0] if len(match) else "-")
-            )
-            table.add_row(
-                problem + (" (slowdown)" if slowdown else ""),
-                r["strategy"],
-                str(b),
-                str(r["n"]),
-                f"{_f(r[p + 'mean'])} [{_f(r[p + 'ci_low'])}, {_f(r[p + 'ci_high'])}]",
-                _f(r[p + "median"]),
-                f"{_f(r[p + 'min'])}..{_f(r[p + 'max'])}",
-                _f(r["used_mean"]),
-                _f(r["best_at_mean"]),
-                _f(r["score"]),
-                versus,
-            )
+    return Group(*tables, *(Text(n, style="dim") for n in notes))
+
+
+def _problem_table(report: ComparisonReport, problem: str, budget: int | None) -> Table:
+    b = budget or max(report.checkpoints[problem])
+    s = report.summary[(report.summary["problem"] == problem) & (report.summary["budget"] == b)]
+    slowdown = bool(s["slowdown_mean"].notna().any())
+    p = "slowdown_" if slowdown else ""
+    reference = report.reference[problem]
+    what = "slowdown (best / optimum)" if slowdown else "best value"
+    table = Table(
+        title=f"{problem}: {what} after {b} evaluations",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    for col in ("strategy", "n", "mean [95% CI]", "median", "best at", "score"):
+        table.add_column(col, justify="left" if col == "strategy" else "right", no_wrap=True)
+    table.add_column(f"vs {reference}")
+    d = report.pairwise
+    for r in s.to_dict("records"):
+        match = d[(d["problem"] == problem) & (d["budget"] == b)] if not d.empty else d
+        match = match[match["strategy"] == r["strategy"]] if len(match) else match
+        versus = (
+            "reference"
+            if r["strategy"] == reference
+            else (match["verdict"].iloc[0] if len(match) else "-")
+        )
+        table.add_row(
+            r["strategy"],
+            str(r["n"]),
+            f"{_f(r[p + 'mean'])} [{_f(r[p + 'ci_low'])}, {_f(r[p + 'ci_high'])}]",
+            _f(r[p + "median"]),
+            f"{r['best_at_mean']:.0f}" if np.isfinite(r["best_at_mean"]) else "-",
+            f"{r['score']:.3f}" if np.isfinite(r["score"]) else "-",
+            versus,
+        )
     return table

@@ -15,16 +15,14 @@ from __future__ import annotations
 import json
 import logging
 import os
-import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from gpautotune.exceptions import StorageError
-from gpautotune.storage import problem_catalog
+from gpautotune.analysis._stats import Difference, compare_paired, compare_samples
+from gpautotune.storage import Journal
 
 __all__ = ["Group", "RunTable", "load_runs"]
 
@@ -78,6 +76,28 @@ class Group:
         column = self.curves[:, budget - 1]
         return column[~np.isnan(column)]
 
+    def by_seed(self, budget: int) -> dict[int, float]:
+        """Seed -> best value at ``budget`` of the seeded repetitions that reached it."""
+        if budget > self.horizon:
+            return {}
+        column = self.curves[:, budget - 1]
+        return {
+            int(seed): float(v)
+            for seed, v in zip(self.seeds, column, strict=True)
+            if seed is not None and np.isfinite(seed) and np.isfinite(v)
+        }
+
+    def against(self, ref: Group, budget: int, scale: float = 1.0) -> Difference:
+        """This group's best values at ``budget`` (times ``scale``) against ``ref``'s:
+        paired (Wilcoxon) over the seeds both ran when at least two, else unpaired."""
+        mine, theirs = self.by_seed(budget), ref.by_seed(budget)
+        shared = sorted(set(mine) & set(theirs))
+        if len(shared) >= 2:
+            x = np.array([mine[k] for k in shared]) * scale
+            y = np.array([theirs[k] for k in shared]) * scale
+            return compare_paired(x, y)
+        return compare_samples(self.at(budget) * scale, ref.at(budget) * scale)
+
     def count_at(self, what: str, budget: int) -> np.ndarray:
         """``failed``, ``refused`` or ``duplicates`` at ``budget`` of the repetitions that
         reached it (NaN where the strategy keeps no such counter)."""
@@ -104,6 +124,9 @@ class RunTable:
     groups: list[Group]
     problems: dict[str, ProblemInfo] = field(default_factory=dict)
     unfinished: int = 0
+    #: The comparison's report settings recorded in the journal (checkpoints, reference,
+    #: output), empty for other journals.
+    settings: Mapping[str, object] = field(default_factory=dict)
 
     def of(self, problem: str) -> list[Group]:
         return [g for g in self.groups if g.problem == problem]
@@ -111,14 +134,6 @@ class RunTable:
     def labels(self, problem: str | None = None) -> list[str]:
         seen = [g.label for g in self.groups if problem is None or g.problem == problem]
         return list(dict.fromkeys(seen))
-
-
-def _query(path: str, sql: str) -> pd.DataFrame:
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=60.0)
-    try:
-        return pd.read_sql_query(sql, conn)
-    finally:
-        conn.close()
 
 
 def _problem_names(runs: pd.DataFrame) -> dict[tuple[str, str], str]:
@@ -172,6 +187,14 @@ def _counts(sub: pd.DataFrame, horizon: int) -> tuple[np.ndarray, np.ndarray, np
     )
 
 
+def _ordered(groups: list[Group], labels: list[str]) -> list[Group]:
+    """Groups by problem (first appearance), then in the comparison's strategy order
+    (labels it does not list after, in order of appearance)."""
+    problems = list(dict.fromkeys(g.problem for g in groups))
+    rank = {label: i for i, label in enumerate(labels)}
+    return sorted(groups, key=lambda g: (problems.index(g.problem), rank.get(g.label, len(rank))))
+
+
 def load_runs(path: str | os.PathLike[str]) -> RunTable:
     """Read a journal's finished runs and its problem catalog.
 
@@ -179,24 +202,10 @@ def load_runs(path: str | os.PathLike[str]) -> RunTable:
         StorageError: the journal does not exist or is not a journal.
     """
     path = str(path)
-    if not Path(path).is_file():
-        raise StorageError(f"journal {path!r} does not exist")
-    try:
-        runs = _query(
-            path,
-            "SELECT id, problem, problem_settings, strategy, seed, budget, status, label,"
-            " finished_at - started_at AS wall_s FROM runs ORDER BY id",
-        )
-        trials = _query(
-            path,
-            "SELECT run_id, number, status, value,"
-            " json_extract(info, '$.invalid_refused') AS refused,"
-            " json_extract(info, '$.duplicates') AS duplicates"
-            " FROM trials WHERE origin='tuner' ORDER BY run_id, number",
-        )
-    except (sqlite3.DatabaseError, pd.errors.DatabaseError) as exc:
-        raise StorageError(f"{path!r} is not a gpautotune journal: {exc}") from None
-    catalog = problem_catalog(path)
+    with Journal(path, read_only=True) as journal:
+        runs, trials = journal.run_table(), journal.trial_values()
+        catalog = journal.problem_catalog()
+        report_settings = journal.report_settings()
     names = _problem_names(runs)
     finished = runs[runs["status"] == "finished"]
     trials.loc[trials["status"] != "ok", "value"] = np.nan
@@ -238,10 +247,12 @@ def load_runs(path: str | os.PathLike[str]) -> RunTable:
                 wall_s=sub["wall_s"].to_numpy(dtype=float),
             )
         )
+    groups = _ordered(groups, list(report_settings.get("labels") or []))
     problems = {}
     for (problem, settings), display in names.items():
         entry = catalog.get((problem, settings))
         problems[display] = ProblemInfo(
             display, entry.optimum if entry else None, entry.section if entry else None
         )
-    return RunTable(path, groups, problems, int((runs["status"] != "finished").sum()))
+    unfinished = int((runs["status"] != "finished").sum())
+    return RunTable(path, groups, problems, unfinished, report_settings)

@@ -4,18 +4,25 @@
 tables (pandas):
 
 * ``summary`` — per problem, strategy label and checkpoint ``b``: repetitions, mean,
-  median, min, max and 95% t-interval of the mean of the best value found within ``b``
-  evaluations (and of the slowdown ``best / optimum`` when the optimum is known and
-  positive), mean and max budget used, mean position of the best trial, Willemsen score;
+  median, min, max and the 95% bootstrap percentile interval of the mean of the best
+  value found within ``b`` evaluations (and of the slowdown ``best / optimum`` when the
+  optimum is known and positive), mean and max budget used, mean position of the best
+  trial, Willemsen score;
 * ``pairwise`` — per problem, checkpoint and strategy: the difference of its mean
-  (slowdown, else value) from the reference strategy's, with a bootstrap 95% interval,
-  the relative difference, the Mann-Whitney p-value, ``P(better)`` and a verdict that
+  (slowdown, else value) from the reference strategy's with a bootstrap 95% interval,
+  the relative difference, the test (Wilcoxon signed-rank over the seeds both ran, else
+  Mann-Whitney U), its p-value and its Holm-adjusted p-value (the family: the strategies
+  tested against the reference at that checkpoint), ``P(better)`` and a verdict that
   separates statistically from practically better;
 * ``curves`` — per problem, strategy and budget 1..B: mean best-so-far, its 95% band, the
   random-search expectation and the score (problems with a known optimum);
 * ``peers`` — where a comparison holds peer strategies and ``gpr``: per problem and
   checkpoint, the best peer and ``gpr`` against it, paired over the shared seeds
   (:mod:`gpautotune.analysis._peers`).
+
+A comparison records its checkpoints, reference and report folder in its journal
+(:meth:`~gpautotune.storage.Journal.report_settings`); :func:`analyse` uses them unless
+told otherwise, so ``gpautotune report`` repeats ``gpautotune compare``'s report.
 """
 
 from __future__ import annotations
@@ -32,20 +39,33 @@ import pandas as pd
 
 from gpautotune.analysis._peers import peer_comparison
 from gpautotune.analysis._runs import Group, ProblemInfo, RunTable, load_runs
-from gpautotune.analysis._stats import compare_samples, describe, mean_ci, verdict
+from gpautotune.analysis._stats import (
+    describe,
+    holm,
+    mean_band,
+    verdict,
+)
 from gpautotune.analysis._willemsen import expected_random_best, willemsen_score
 
-__all__ = ["ComparisonReport", "RandomBaseline", "analyse", "random_baseline"]
+__all__ = ["ComparisonReport", "RandomBaseline", "analyse", "random_baseline", "report_dir"]
 
 _log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class RandomBaseline:
-    """Random search's expected best per budget 1..B, and where it comes from."""
+    """Random search's expected best per budget 1..B, and where it comes from.
+
+    Attributes:
+        values: the expectation per budget.
+        source: how it was obtained (shown in reports).
+        estimated_from: the label whose runs' mean it is, when estimated from the
+            journal's random-search runs (their score is then 0 by construction).
+    """
 
     values: np.ndarray
     source: str
+    estimated_from: str | None = None
 
 
 @dataclass(frozen=True)
@@ -78,20 +98,21 @@ def random_baseline(
     info: ProblemInfo, groups: Sequence[Group], horizon: int
 ) -> RandomBaseline | None:
     """The exact expectation from the problem's measured table when the catalog can
-    rebuild a problem that has one (``measured_values()``: replay problems), else the mean
+    rebuild a problem that has one (``measured_values()``: replay problems; failed rows,
+    ``failed_rows``, cost draws), else the mean
     curve of the journal's ``random`` runs; None without a known optimum."""
     if info.optimum is None:
         return None
     if info.section is not None:
         try:
-            from gpautotune.comparison import resolve_problem
-            from gpautotune.config import Section
+            from gpautotune.config import Section, build_problem
 
-            problem = resolve_problem(Section(**info.section))
+            problem = build_problem(Section(**info.section), factory_names=True)
             values = getattr(problem, "measured_values", None)
+            failures = int(getattr(problem, "failed_rows", 0))
             if callable(values):
                 return RandomBaseline(
-                    expected_random_best(values(), np.arange(1, horizon + 1)),
+                    expected_random_best(values(), np.arange(1, horizon + 1), failures=failures),
                     "exact (measured table)",
                 )
         except Exception as exc:  # noqa: BLE001 - e.g. the table is not on this machine: fall back
@@ -104,7 +125,9 @@ def random_baseline(
         mean = np.array(
             [np.nanmean(col) if np.isfinite(col).any() else np.nan for col in g.curves.T]
         )
-        return RandomBaseline(mean[:horizon], f"estimated ({g.repetitions} runs of {g.label})")
+        return RandomBaseline(
+            mean[:horizon], f"estimated ({g.repetitions} runs of {g.label})", g.label
+        )
     return None
 
 
@@ -188,13 +211,11 @@ def _pairwise_rows(
     practical: float,
 ) -> list[dict]:
     ref = next(g for g in groups if g.label == reference)
+    others = [g for g in groups if g.label != reference]
     rows = []
     for b in checkpoints:
-        y = ref.at(b) * (scale or 1.0)
-        for g in groups:
-            if g.label == reference:
-                continue
-            d = compare_samples(g.at(b) * (scale or 1.0), y)
+        family = holm([g.against(ref, b, scale or 1.0) for g in others])
+        for g, d in zip(others, family, strict=True):
             rows.append(
                 {
                     "problem": problem,
@@ -210,8 +231,10 @@ def _pairwise_rows(
                     "diff_ci_low": d.ci_low,
                     "diff_ci_high": d.ci_high,
                     "relative_diff": d.relative,
-                    "mannwhitney_u": d.u,
+                    "test": d.test,
+                    "statistic": d.statistic,
                     "p_value": d.p_value,
+                    "p_holm": d.p_adjusted,
                     "p_better": d.p_better,
                     "verdict": verdict(d, practical=practical),
                 }
@@ -224,24 +247,24 @@ def _curve_rows(
 ) -> tuple[list[dict], dict[str, np.ndarray]]:
     rows, scores = [], {}
     for g in groups:
-        cols = [col[~np.isnan(col)] for col in g.curves.T]
-        mean = np.array([col.mean() if len(col) else np.nan for col in cols])
-        ci = np.array([mean_ci(col) for col in cols]).reshape(-1, 2)
+        mean, low, high = mean_band(g.curves)
+        counts = np.isfinite(g.curves).sum(axis=0)
         random = np.full(g.horizon, np.nan)
         if baseline is not None:
             n = min(g.horizon, len(baseline.values))
             random[:n] = baseline.values[:n]
-            scores[g.label] = willemsen_score(mean, random, optimum)
+            if baseline.estimated_from != g.label:  # else 0 by construction: left out
+                scores[g.label] = willemsen_score(mean, random, optimum)
         score = scores.get(g.label, np.full(g.horizon, np.nan))
         rows += [
             {
                 "problem": problem,
                 "strategy": g.label,
                 "budget": b + 1,
-                "n": len(cols[b]),
+                "n": int(counts[b]),
                 "mean": mean[b],
-                "ci_low": ci[b, 0],
-                "ci_high": ci[b, 1],
+                "ci_low": low[b],
+                "ci_high": high[b],
                 "random": random[b],
                 "score": score[b],
             }
@@ -281,11 +304,18 @@ def analyse(
         db_path: the journal (a comparison's ``storage``, or any journal).
         reference: the strategy label others are compared with (default: ``random`` runs
             if present, else the first label of each problem).
-        checkpoints: budgets to tabulate (default: quarters of each problem's budget).
+        checkpoints: budgets to tabulate (default: the comparison's, else quarters of each
+            problem's budget).
         practical: the relative difference of means below which a significant difference
             is reported as "not practically" better or worse.
+
+    A comparison's journal holds its checkpoints and reference (see
+    :meth:`~gpautotune.storage.Journal.report_settings`): they are the defaults here.
     """
     runs = load_runs(db_path)
+    stored = runs.settings
+    reference = reference or stored.get("reference")
+    checkpoints = checkpoints or stored.get("checkpoints")
     summary, pairwise, curves, peers = [], [], [], []
     chosen, refs, baselines = {}, {}, {}
     for problem in dict.fromkeys(g.problem for g in runs.groups):
@@ -317,3 +347,15 @@ def analyse(
         practical,
         pd.concat(peers, ignore_index=True) if peers else pd.DataFrame(),
     )
+
+
+def report_dir(db_path: str | os.PathLike[str]) -> Path:
+    """Where a journal's report goes by default: the comparison's ``output`` folder as
+    recorded in the journal, else ``<journal stem>-report`` beside the journal (the
+    folder ``gpautotune compare`` writes)."""
+    from gpautotune.storage import Journal, journal_path
+
+    path = Path(journal_path(db_path))
+    with Journal(path, read_only=True) as journal:
+        output = journal.report_settings().get("output")
+    return Path(output) if output else path.with_name(f"{path.stem}-report")

@@ -4,7 +4,7 @@
 rebuilds the GPR strategy with those settings (a run of another strategy gets the GPR
 defaults), fits its GP from scratch to every successful trial (repeated configurations
 averaged, as the strategy does), and computes the indices with
-:func:`~gpautotune.analysis.surrogate_indices`. The fit is a fresh maximum-likelihood
+:func:`~gpautotune.sensitivity.surrogate_indices`. The fit is a fresh maximum-likelihood
 fit with the run's settings, not the run's last model (which was warm-started step by
 step), so hyperparameters can differ slightly.
 """
@@ -15,15 +15,15 @@ import inspect
 import json
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from gpautotune.analysis.sensitivity import Domain, SobolResult, strategy_indices
 from gpautotune.exceptions import ConfigError, GPAutotuneError
+from gpautotune.sensitivity import Domain, SobolResult, surrogate_indices
 from gpautotune.space import Space, compile_expression, space_from_spec
 from gpautotune.storage import Journal, RunRecord
 from gpautotune.trial import Trial
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "explain_run",
+    "strategy_indices",
     "fit_run_surrogate",
     "load_run",
     "plot_indices",
@@ -43,6 +44,18 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
+
+#: The steps :func:`explain_run` reports to its ``progress`` callback.
+EXPLAIN_STEPS = 3
+
+
+def strategy_indices(strategy: GPRStrategy, **options: Any) -> SobolResult:
+    """:func:`~gpautotune.sensitivity.surrogate_indices` of a GPR strategy's current model
+    (its last fit).
+
+    Keyword options are those of :func:`~gpautotune.sensitivity.surrogate_indices`.
+    """
+    return surrogate_indices(strategy.gp, strategy.features, strategy.space, **options)
 
 
 def load_run(
@@ -85,7 +98,7 @@ def run_space(record: RunRecord) -> Space:
         )
     except GPAutotuneError as exc:
         reason = str(exc)
-    from gpautotune.problems._registry import problem_factory
+    from gpautotune.problems import problem_factory
 
     try:
         factory, extra = problem_factory(record.problem)
@@ -137,8 +150,7 @@ def _training_data(strategy: GPRStrategy, trials: Sequence[Trial]) -> tuple[np.n
 
 def fit_run_surrogate(record: RunRecord, space: Space, trials: Sequence[Trial]) -> GPRStrategy:
     """A GPR strategy with the run's settings whose GP is fitted to the run's trials."""
-    from gpautotune.strategies import make_strategy
-    from gpautotune.strategies._registry import strategy_options
+    from gpautotune.strategies import make_strategy, strategy_options
 
     stored = dict(record.settings["strategy"]) if record.strategy == "gpr" else {}
     allowed = strategy_options("gpr")
@@ -179,6 +191,7 @@ def explain_run(
     second_order: bool = False,
     seed: int = 0,
     space: Space | None = None,
+    progress: Callable[[int, str], None] | None = None,
 ) -> tuple[pd.DataFrame, Path | None]:
     """Sobol indices of the GP refitted to a stored run.
 
@@ -188,16 +201,22 @@ def explain_run(
         out_dir: where to write ``run<ID>-sobol-<domain>.csv``, ``.json`` (how it was
             computed) and ``.png`` (bar chart); nothing is written when None.
         domain, n, paths, bootstrap, confidence, second_order, seed: see
-            :func:`~gpautotune.analysis.surrogate_indices`.
+            :func:`~gpautotune.sensitivity.surrogate_indices`.
         space: the run's space, when it cannot be rebuilt from the journal.
+        progress: ``progress(step, what)`` as each of the :data:`EXPLAIN_STEPS` steps
+            starts (a progress bar's text), then ``progress(EXPLAIN_STEPS, "done")``.
 
     Returns:
         the indices table (see :class:`~gpautotune.analysis.SobolResult`; its ``attrs``
         hold ``run_id``, ``method``, ``domain`` and ``n_trials``) and the chart's path.
     """
+    step = progress or (lambda i, what: None)
+    step(0, "reading the run and rebuilding its space")
     record, trials = load_run(db_path, run_id)
     space = run_space(record) if space is None else space
+    step(1, f"fitting the GP to run {record.id}'s {sum(t.ok for t in trials)} ok trials")
     strategy = fit_run_surrogate(record, space, trials)
+    step(2, f"Sobol indices over {paths} posterior paths ({n} points, {bootstrap} resamples)")
     result = strategy_indices(
         strategy,
         domain=domain,
@@ -217,9 +236,11 @@ def explain_run(
         problem=record.problem,
         strategy=record.strategy,
     )
-    if out_dir is None:
-        return table, None
-    return table, _write(result, table.attrs, Path(out_dir), f"run{record.id}-sobol-{domain}")
+    chart = None
+    if out_dir is not None:
+        chart = _write(result, table.attrs, Path(out_dir), f"run{record.id}-sobol-{domain}")
+    step(EXPLAIN_STEPS, "done")
+    return table, chart
 
 
 def _write(result: SobolResult, meta: dict[str, Any], out_dir: Path, stem: str) -> Path:

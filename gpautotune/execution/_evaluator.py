@@ -1,16 +1,29 @@
-"""Evaluators: how the tuner calls a problem. Exceptions become ``run_error`` statuses."""
+"""Evaluators: how the tuner calls a problem. Exceptions become ``run_error`` statuses.
+
+Evaluators sit below the problems: they know a problem only as something with
+``evaluate(config) -> Measurement`` (:class:`Evaluable`), so that every problem can name
+its default evaluator without a cycle.
+"""
 
 from __future__ import annotations
 
 import time
-import traceback
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import Protocol
 
-from gpautotune.problems._base import Measurement, Problem, Status
+from gpautotune.measurement import Measurement
 from gpautotune.space import Config
 
-__all__ = ["Evaluation", "Evaluator", "InProcessEvaluator"]
+__all__ = ["Evaluable", "Evaluation", "Evaluator", "InProcessEvaluator"]
+
+
+class Evaluable(Protocol):
+    """What an evaluator calls: a :class:`~gpautotune.problems.Problem`, in practice."""
+
+    def evaluate(self, config: Config) -> Measurement | float:
+        """Measure one configuration (a number is an ok value)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -23,21 +36,23 @@ class Evaluation:
 
 
 class Evaluator(ABC):
-    """Runs ``problem.evaluate``; never raises for what the problem does."""
+    """Runs ``problem.evaluate``; never raises for what the problem does.
 
-    def __call__(self, problem: Problem, config: Config) -> Evaluation:
+    ``evaluate`` may return a :class:`Measurement` or a plain number
+    (:meth:`Measurement.of`); an exception becomes a ``run_error`` naming it
+    (:meth:`Measurement.crash`).
+    """
+
+    def __call__(self, problem: Evaluable, config: Config) -> Evaluation:
         start, t0 = time.time(), time.perf_counter()
         try:
-            measurement = self._evaluate(problem, config)
+            measurement = Measurement.of(self._evaluate(problem, config))
         except Exception as exc:  # noqa: BLE001 - the evaluation boundary turns crashes into statuses
-            tb = traceback.format_exc(limit=8)
-            measurement = Measurement.failure(
-                Status.RUN_ERROR, f"{type(exc).__name__}: {exc}\n{tb}"
-            )
+            measurement = Measurement.crash(exc)
         return Evaluation(measurement, start, time.perf_counter() - t0)
 
     @abstractmethod
-    def _evaluate(self, problem: Problem, config: Config) -> Measurement: ...
+    def _evaluate(self, problem: Evaluable, config: Config) -> Measurement | float: ...
 
     def close(self) -> None:
         """Release workers or devices."""
@@ -46,10 +61,5 @@ class Evaluator(ABC):
 class InProcessEvaluator(Evaluator):
     """Call the problem in this process."""
 
-    def _evaluate(self, problem: Problem, config: Config) -> Measurement:
-        result = problem.evaluate(config)
-        if not isinstance(result, Measurement):
-            raise TypeError(
-                f"{type(problem).__name__}.evaluate returned {type(result).__name__}, not a Measurement"
-            )
-        return result
+    def _evaluate(self, problem: Evaluable, config: Config) -> Measurement | float:
+        return problem.evaluate(config)

@@ -6,20 +6,27 @@ A driver crash or a hung kernel must cost one trial, not the run. The worker is 
 serves evaluations one at a time over a pipe. When no result arrives within
 ``timeout_s`` the worker is killed and the trial is a ``timeout``; when it dies, a
 ``run_error``. The next evaluation starts a fresh worker.
+
+``spawn`` normally runs the parent's main script again in the worker, which for a user
+script without an ``if __name__ == "__main__":`` guard would start the whole tuning run
+there; the worker skips it unless the pickled problem refers to ``__main__``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing as mp
 import pickle
+import sys
 import traceback
+from collections.abc import Iterator
 from multiprocessing.connection import Connection
 from typing import Any
 
 from gpautotune.exceptions import ConfigError
-from gpautotune.execution._evaluator import Evaluator
-from gpautotune.problems._base import Measurement, Problem, Status
+from gpautotune.execution._evaluator import Evaluable, Evaluator
+from gpautotune.measurement import Measurement, Status
 from gpautotune.space import Config
 
 __all__ = ["IsolatedEvaluator"]
@@ -31,25 +38,39 @@ class _WorkerLost(Exception):
     """The worker died or did not answer; the message says how."""
 
 
-def _evaluate_here(problem: Problem | None, config: Config) -> Measurement:
+_GUARD_HINT = (
+    '; a script whose functions the problem uses needs an `if __name__ == "__main__":` guard'
+)
+
+
+@contextlib.contextmanager
+def _main_script_skipped(skip: bool) -> Iterator[None]:
+    """While a worker is spawned, hide the main script from ``spawn`` when ``skip``."""
+    main = sys.modules.get("__main__")
+    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if main and k in main.__dict__}
+    if not skip or main is None or not saved:
+        yield
+        return
+    main.__dict__.pop("__file__", None)
+    main.__spec__ = None
+    try:
+        yield
+    finally:
+        main.__dict__.update(saved)
+
+
+def _evaluate_here(problem: Evaluable | None, config: Config) -> Measurement:
     if problem is None:
         return Measurement.failure(Status.RUN_ERROR, "the worker has no problem to evaluate")
     try:
-        result = problem.evaluate(config)
+        return Measurement.of(problem.evaluate(config))
     except Exception as exc:  # noqa: BLE001 - the evaluation boundary turns crashes into statuses
-        return Measurement.failure(
-            Status.RUN_ERROR, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
-        )
-    if not isinstance(result, Measurement):
-        return Measurement.failure(
-            Status.RUN_ERROR, f"evaluate returned {type(result).__name__}, not a Measurement"
-        )
-    return result
+        return Measurement.crash(exc)
 
 
 def _serve(conn: Connection) -> None:
     """The worker's loop: ``problem`` (pickled) -> ready/error, ``evaluate`` -> result."""
-    problem: Problem | None = None
+    problem: Evaluable | None = None
     while True:
         try:
             kind, payload = conn.recv()
@@ -80,7 +101,7 @@ def _serve(conn: Connection) -> None:
 class IsolatedEvaluator(Evaluator):
     """Run ``problem.evaluate`` in a worker process with a per-evaluation timeout.
 
-    Works for any picklable :class:`Problem`. A problem may define ``prepare()``, called
+    Works for any picklable problem. A problem may define ``prepare()``, called
     in the worker once after it is received (under ``startup_timeout_s``, not
     ``timeout_s``). The worker keeps the problem between evaluations, so caches in it
     (built programs, device buffers) persist until a crash or timeout restarts it.
@@ -98,7 +119,7 @@ class IsolatedEvaluator(Evaluator):
         self.timeout_s, self.startup_timeout_s = float(timeout_s), float(startup_timeout_s)
         self._process: Any = None
         self._conn: Connection | None = None
-        self._problem: Problem | None = None
+        self._problem: Evaluable | None = None
         #: Workers started so far (restarts after crashes or timeouts included).
         self.workers_started = 0
 
@@ -106,7 +127,7 @@ class IsolatedEvaluator(Evaluator):
     def alive(self) -> bool:
         return self._process is not None and self._process.is_alive()
 
-    def _evaluate(self, problem: Problem, config: Config) -> Measurement:
+    def _evaluate(self, problem: Evaluable, config: Config) -> Measurement:
         try:
             conn = self._ready(problem)
         except _WorkerLost as exc:
@@ -128,7 +149,7 @@ class IsolatedEvaluator(Evaluator):
             )
         return result
 
-    def _ready(self, problem: Problem) -> Connection:
+    def _ready(self, problem: Evaluable) -> Connection:
         """A live worker holding ``problem`` (started and sent the problem when needed)."""
         if self.alive and self._problem is problem and self._conn is not None:
             return self._conn
@@ -139,10 +160,16 @@ class IsolatedEvaluator(Evaluator):
                 f"{type(problem).__name__} cannot be sent to a worker process (not picklable: {exc});"
                 " evaluate it in-process instead"
             ) from None
+        needs_main = b"__main__" in payload
         if not self.alive:
-            self._start()
+            self._start(needs_main)
         assert self._conn is not None
-        self._conn.send(("problem", payload))
+        try:
+            self._conn.send(("problem", payload))
+        except OSError:
+            code = self._kill()
+            hint = _GUARD_HINT if needs_main else ""
+            raise _WorkerLost(f"the worker died on start (exit code {code}){hint}") from None
         if not self._conn.poll(self.startup_timeout_s):
             self._kill()
             raise _WorkerLost(
@@ -160,13 +187,13 @@ class IsolatedEvaluator(Evaluator):
         self._problem = problem
         return self._conn
 
-    def _start(self) -> None:
+    def _start(self, needs_main: bool = True) -> None:
         ctx = mp.get_context("spawn")
         parent, child = ctx.Pipe(duplex=True)
-        self._process = ctx.Process(
-            target=_serve, args=(child,), daemon=True, name="gpautotune-worker"
-        )
-        self._process.start()
+        process = ctx.Process(target=_serve, args=(child,), daemon=True, name="gpautotune-worker")
+        with _main_script_skipped(not needs_main):
+            process.start()
+        self._process = process
         child.close()
         self._conn, self._problem = parent, None
         self.workers_started += 1

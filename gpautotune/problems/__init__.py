@@ -1,12 +1,20 @@
 """What is tuned: the problem contract, replayed tables, synthetic functions, real kernels."""
 
-from gpautotune.problems._base import Measurement, Problem, Status
+from gpautotune.measurement import Measurement, Status
+from gpautotune.problems._base import Problem
 from gpautotune.problems._data import find_data
-from gpautotune.problems._registry import available_problems, make_problem, register_problem
+from gpautotune.problems._imports import OPT_IN, import_object
+from gpautotune.problems._registry import (
+    available_problems,
+    make_problem,
+    problem_factory,
+    register_problem,
+)
 from gpautotune.problems.replay import ReplayProblem, laplacian_replay
 from gpautotune.problems.synthetic import BoothProblem, ConstrainedBitsProblem, ScreeningProblem
 
 __all__ = [
+    "OPT_IN",
     "BoothProblem",
     "ConstrainedBitsProblem",
     "Measurement",
@@ -16,7 +24,9 @@ __all__ = [
     "Status",
     "available_problems",
     "find_data",
+    "import_object",
     "laplacian_replay",
     "make_problem",
+    "problem_factory",
     "register_problem",
 ]

@@ -1,9 +1,19 @@
 """Where the seeds' public data lives, and how users point elsewhere.
 
 The seeds' measured tables are public data (``phrb/dopt_anova_experiments``) and are not
-shipped with the package. They are read from ``shared/data/`` found beside the checkout
-(``../shared/data`` of the repository), from the folder named by the environment variable
-``GPAUTOTUNE_DATA``, or from an explicit path (``data:`` in YAML, ``--data`` on the CLI).
+shipped with the package. A data file named relative to the data folder (such as
+``laplacian-k40c/search_space.csv``) is looked for, in this order, in:
+
+1. every folder of ``$GPAUTOTUNE_DATA`` (folders separated by ``:``, ``;`` on Windows);
+2. ``shared/data/`` in the current folder and in each of its parents (a checkout beside
+   ``shared/``, run from anywhere inside it);
+3. ``shared/data/`` beside the package's own folders (an editable install);
+4. the user's data folder, ``$XDG_DATA_HOME/gpautotune`` (default
+   ``~/.local/share/gpautotune``).
+
+An explicit path (``data:`` in a tuning file, ``--set problem.data=PATH`` on the command
+line, ``data=`` in Python) is used as given. Places 1, 2 and 4 do not depend on where the
+package is installed, so a regular (non-editable) install finds the data too.
 """
 
 from __future__ import annotations
@@ -13,26 +23,30 @@ from pathlib import Path
 
 from gpautotune.exceptions import DataNotFoundError
 
-__all__ = ["find_data"]
+__all__ = ["find_data", "data_roots", "ENV_VAR"]
 
 ENV_VAR = "GPAUTOTUNE_DATA"
 
 
-def _candidates(relative: str) -> list[Path]:
-    roots: list[Path] = []
-    if os.environ.get(ENV_VAR):
-        roots.append(Path(os.environ[ENV_VAR]))
+def _user_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "gpautotune"
+
+
+def data_roots() -> list[Path]:
+    """The folders searched for data files, in order (see the module docstring)."""
+    roots = [Path(p).expanduser() for p in os.environ.get(ENV_VAR, "").split(os.pathsep) if p]
     for start in (Path.cwd(), Path(__file__).resolve().parent):
-        for folder in (start, *start.parents):
-            roots.append(folder / "shared" / "data")
-    return [root / relative for root in roots]
+        roots += [folder / "shared" / "data" for folder in (start, *start.parents)]
+    roots.append(_user_data_dir())
+    return list(dict.fromkeys(roots))
 
 
 def find_data(relative: str, path: str | os.PathLike[str] | None = None) -> Path:
-    """Resolve a data file: the explicit ``path`` if given, else search the known places.
+    """Resolve a data file: the explicit ``path`` if given, else search :func:`data_roots`.
 
     Raises:
-        DataNotFoundError: naming every place looked at and how to point elsewhere.
+        DataNotFoundError: naming the places looked at and how to point elsewhere.
     """
     if path is not None:
         p = Path(path).expanduser()
@@ -41,12 +55,15 @@ def find_data(relative: str, path: str | os.PathLike[str] | None = None) -> Path
                 f"data file {str(p)!r} does not exist; fix the path given as `data`"
             )
         return p
-    tried = _candidates(relative)
-    for p in tried:
-        if p.is_file():
-            return p
+    roots = data_roots()
+    for root in roots:
+        if (root / relative).is_file():
+            return root / relative
+    existing = [str(r) for r in roots if r.is_dir()]
+    looked = f"the data folders here ({', '.join(existing)})" if existing else "no data folder"
     raise DataNotFoundError(
-        f"cannot find {relative!r}: looked in $GPAUTOTUNE_DATA and every shared/data/ above the "
-        f"current folder and the package (e.g. {tried[-1] if tried else '?'}); "
-        "set GPAUTOTUNE_DATA to the folder holding it or give the file with `data:` / --data"
+        f"cannot find {relative!r}: found {looked}; looked in ${ENV_VAR}, shared/data/ in the "
+        f"current folder and its parents, and {_user_data_dir()}. Set {ENV_VAR} to the "
+        "folder that holds it, or give the file itself (`data:` in the file, "
+        "--set problem.data=PATH)"
     )

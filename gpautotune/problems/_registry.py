@@ -20,11 +20,14 @@ _BUILTIN: dict[str, str] = {
     "laplacian-replay": "gpautotune.problems.replay:laplacian_replay",
     "laplacian": "gpautotune.problems.laplacian:LaplacianProblem",
     "replay": "gpautotune.problems.table:replay_from_spec",
+    "kt-cache": "gpautotune.problems.kt_cache:kt_cache_problem",
     "booth": "gpautotune.problems.synthetic:BoothProblem",
     "screening": "gpautotune.problems.synthetic:ScreeningProblem",
     "constrained-bits": "gpautotune.problems.synthetic:ConstrainedBitsProblem",
     "quantization-digits": "gpautotune.problems.quantization:digits_problem",
     "spapt/*": "gpautotune.problems.spapt:SpaptProblem",
+    "opencl-kernel": "gpautotune.problems.kernel:opencl_kernel",
+    "c-kernel": "gpautotune.problems.kernel:c_kernel",
 }
 _REGISTERED: dict[str, Callable[..., Problem]] = {}
 

@@ -7,19 +7,39 @@ exactly and quickly, without a GPU (Kernel Tuner tests its strategies the same w
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from gpautotune.exceptions import ConfigError, SpaceError
-from gpautotune.problems._base import Measurement, Problem, Status
+from gpautotune.measurement import Measurement, Status
+from gpautotune.problems._base import Problem
 from gpautotune.problems._data import find_data
 from gpautotune.space import Config, Space
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["ReplayProblem", "laplacian_replay", "LAPLACIAN_K40C"]
 
 LAPLACIAN_K40C = "laplacian-k40c/search_space.csv"
+
+
+def _read_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """A CSV table; a JSON file (a Kernel Tuner cache, a T4 file) is pointed to ``kt-cache``."""
+    with open(path, "rb") as fh:
+        head = fh.read(2)
+    if str(path).endswith((".json", ".json.gz")) or head[:1] in (b"{", b"["):
+        raise ConfigError(
+            f"{path} is JSON, not a CSV table; replay a Kernel Tuner cache or T4 results file "
+            f"with `problem: {{name: kt-cache, path: {path}}}`"
+        )
+    import pandas as pd  # imported here: pandas is not needed to import the package
+
+    try:
+        return pd.read_csv(path)
+    except (ValueError, UnicodeDecodeError) as exc:  # pandas' ParserError is a ValueError
+        raise ConfigError(f"{path}: not a readable CSV table ({str(exc)[:200]})") from None
 
 
 class ReplayProblem(Problem):
@@ -44,13 +64,15 @@ class ReplayProblem(Problem):
         objective: str,
         name: str = "replay",
     ) -> None:
+        import pandas as pd
+
         self.source = None if isinstance(table, pd.DataFrame) else str(table)
-        frame = table if isinstance(table, pd.DataFrame) else pd.read_csv(table)
+        frame = table if isinstance(table, pd.DataFrame) else _read_csv(table)
         missing = [c for c in [*space.names, objective] if c not in frame.columns]
         if missing:
-            raise ConfigError(
-                f"the replay table lacks columns {missing}; it has {list(frame.columns)}"
-            )
+            shown = [str(c)[:40] for c in frame.columns[:20]]
+            more = f" and {len(frame.columns) - 20} more" if len(frame.columns) > 20 else ""
+            raise ConfigError(f"the replay table lacks columns {missing}; it has {shown}{more}")
         self.space, self.name, self.objective = space, name, objective
         index, keep = self._index_rows(frame, space)
         values = frame[objective].to_numpy(dtype=float)[keep]

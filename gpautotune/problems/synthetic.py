@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from gpautotune.exceptions import ConfigError
-from gpautotune.problems._base import Measurement, Problem, Status
+from gpautotune.measurement import Measurement, Status
+from gpautotune.problems._base import Problem
 from gpautotune.space import Config, IntRange, Ordinal, Space
 
 __all__ = ["BoothProblem", "ScreeningProblem", "ConstrainedBitsProblem", "WeightedSum"]

@@ -2,6 +2,7 @@
 
 from gpautotune.space._constraints import Constraint, Derived
 from gpautotune.space._expressions import Expression, compile_expression
+from gpautotune.space._membership import RowSet
 from gpautotune.space._parameters import (
     Boolean,
     Categorical,
@@ -11,10 +12,12 @@ from gpautotune.space._parameters import (
     PowerOfTwo,
     Real,
 )
-from gpautotune.space._space import Config, Space, ValidCount
+from gpautotune.space._sampling import sample_index, unit_sample
+from gpautotune.space._space import DEFAULT_ENUMERATION_LIMIT, Config, Space, ValidCount
 from gpautotune.space._spec import space_from_spec
 
 __all__ = [
+    "DEFAULT_ENUMERATION_LIMIT",
     "Boolean",
     "Categorical",
     "Config",
@@ -26,8 +29,11 @@ __all__ = [
     "Parameter",
     "PowerOfTwo",
     "Real",
+    "RowSet",
     "Space",
     "ValidCount",
     "compile_expression",
+    "sample_index",
     "space_from_spec",
+    "unit_sample",
 ]

@@ -49,7 +49,7 @@ class _Function:
 
     @property
     def names(self) -> frozenset[str] | None:
-        """The names an expression reads; None for a callable (they are not known)."""
+        """Names read by an expression; None for a callable (it may read any)."""
         return None if self.expression is None else self.expression.names
 
     def evaluate(self, cols: LazyColumns) -> np.ndarray:
@@ -96,7 +96,7 @@ class Constraint:
 
     @property
     def names(self) -> frozenset[str] | None:
-        """Parameters and derived quantities the predicate reads (None for a callable)."""
+        """Parameter and derived names the predicate reads; None for a callable."""
         return self._function.names
 
     def mask(self, cols: LazyColumns) -> np.ndarray:
@@ -125,7 +125,7 @@ class Derived:
 
     @property
     def names(self) -> frozenset[str] | None:
-        """Names the quantity is computed from (None for a callable)."""
+        """Names the quantity is computed from; None for a callable."""
         return self._function.names
 
     def evaluate(self, cols: LazyColumns) -> np.ndarray:

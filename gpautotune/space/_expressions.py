@@ -3,7 +3,9 @@
 Constraint predicates (``"threads_number % lws_y == 0"``) and derived quantities are
 parsed once with :mod:`ast` and checked against a whitelist: numbers, strings,
 ``True``/``False``, names, ``+ - * / // % **``, comparisons (chained too), ``and``,
-``or``, ``not``, and calls of ``min``, ``max``, ``abs``, ``ceil``, ``floor``, ``log2``.
+``or``, ``not``, membership in a literal list or tuple (``x in (1, 2, 4)``, ``not in``;
+Kernel Tuner restrictions use it), and calls of ``min``, ``max``, ``abs``, ``ceil``,
+``floor``, ``log2`` (plus functions a caller adds to the whitelist).
 Anything else (attribute access, subscripts, lambdas, other calls such as
 ``__import__``) is refused with a :class:`PredicateError`. The result is a tree of
 closures evaluated on NumPy columns: nothing is ever passed to ``eval``.
@@ -41,6 +43,8 @@ _COMPARE = {
     ast.LtE: operator.le,
     ast.Gt: operator.gt,
     ast.GtE: operator.ge,
+    ast.In: lambda x, members: np.isin(x, members),
+    ast.NotIn: lambda x, members: ~np.isin(x, members),
 }
 
 
@@ -54,7 +58,10 @@ def _reduce(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[...,
     return call
 
 
-_FUNCTIONS: dict[str, tuple[Callable[..., np.ndarray], int | None]] = {
+#: A whitelisted function: the callable and its number of arguments (None: one or more).
+Function = tuple[Callable[..., np.ndarray], int | None]
+
+_FUNCTIONS: dict[str, Function] = {
     "min": (_reduce(np.minimum), None),
     "max": (_reduce(np.maximum), None),
     "abs": (np.abs, 1),
@@ -77,8 +84,12 @@ class Expression:
             return self._root(columns)
 
 
-def compile_expression(text: str, allowed_names: Collection[str]) -> Expression:
+def compile_expression(
+    text: str, allowed_names: Collection[str], functions: Mapping[str, Function] | None = None
+) -> Expression:
     """Parse ``text`` into an :class:`Expression` over ``allowed_names``.
+
+    ``functions`` adds callables to the whitelist (name -> (callable, arity)).
 
     Raises:
         PredicateError: the text does not parse, uses a construct outside the whitelist,
@@ -91,19 +102,22 @@ def compile_expression(text: str, allowed_names: Collection[str]) -> Expression:
     except SyntaxError as exc:
         raise PredicateError(f"cannot parse expression {text!r}: {exc.msg}") from None
     names: set[str] = set()
-    root = _Compiler(text, set(allowed_names), names).visit(tree.body)
+    table = {**_FUNCTIONS, **dict(functions or {})}
+    root = _Compiler(text, set(allowed_names), names, table).visit(tree.body)
     return Expression(text=text, names=frozenset(names), _root=root)
 
 
 class _Compiler:
-    def __init__(self, text: str, allowed: set[str], used: set[str]) -> None:
-        self.text, self.allowed, self.used = text, allowed, used
+    def __init__(
+        self, text: str, allowed: set[str], used: set[str], functions: Mapping[str, Function]
+    ) -> None:
+        self.text, self.allowed, self.used, self.functions = text, allowed, used, functions
 
     def refuse(self, node: ast.AST, what: str) -> PredicateError:
         return PredicateError(
             f"{what} is not allowed in expression {self.text!r} (column {getattr(node, 'col_offset', 0) + 1}); "
             "use parameter names, numbers, + - * / // % **, comparisons, and/or/not, "
-            "min/max/abs/ceil/floor/log2"
+            "`in (literal, ...)`, " + "/".join(self.functions)
         )
 
     def visit(self, node: ast.AST) -> _Node:
@@ -165,7 +179,10 @@ class _Compiler:
             if fn is None:
                 raise self.refuse(node, f"the comparison {type(op).__name__}")
             ops.append(fn)
-        terms = [self.visit(node.left)] + [self.visit(c) for c in node.comparators]
+        terms = [self.visit(node.left)] + [
+            self.visit_members(c) if isinstance(op, (ast.In, ast.NotIn)) else self.visit(c)
+            for op, c in zip(node.ops, node.comparators, strict=True)
+        ]
 
         def run(cols: Columns) -> np.ndarray:
             values = [t(cols) for t in terms]
@@ -176,13 +193,22 @@ class _Compiler:
 
         return run
 
+    def visit_members(self, node: ast.AST) -> _Node:
+        """The right side of ``in``: a literal list or tuple of constants."""
+        if not isinstance(node, (ast.List, ast.Tuple)) or not all(
+            isinstance(e, ast.Constant) for e in node.elts
+        ):
+            raise self.refuse(node, "`in` with anything but a literal list or tuple of constants")
+        members = tuple(e.value for e in node.elts)
+        return lambda cols: members
+
     def visit_Call(self, node: ast.Call) -> _Node:  # noqa: N802
-        if not isinstance(node.func, ast.Name) or node.func.id not in _FUNCTIONS:
+        if not isinstance(node.func, ast.Name) or node.func.id not in self.functions:
             what = ast.unparse(node.func) if hasattr(ast, "unparse") else "this call"
             raise self.refuse(node, f"calling {what!r}")
         if node.keywords:
             raise self.refuse(node, "a keyword argument")
-        fn, arity = _FUNCTIONS[node.func.id]
+        fn, arity = self.functions[node.func.id]
         if arity is not None and len(node.args) != arity or not node.args:
             raise PredicateError(
                 f"{node.func.id}() takes {arity or 'one or more'} argument(s) in {self.text!r}"

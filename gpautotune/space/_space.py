@@ -11,13 +11,17 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gpautotune.exceptions import SpaceError
 from gpautotune.space._constraints import ColumnFunction, Constraint, Derived, LazyColumns
 from gpautotune.space._parameters import Boolean, Parameter
+
+if TYPE_CHECKING:
+    from gpautotune.space._plan import SamplingPlan
 
 __all__ = ["Space", "ValidCount", "Config"]
 
@@ -155,6 +159,64 @@ class Space:
         if not self.is_discrete:
             raise SpaceError(f"{what} needs a discrete space; this one has real parameters")
 
+    # ---------------------------------------------------------- constraint groups
+    @cached_property
+    def sampling_plan(self) -> SamplingPlan:
+        """How constrained sampling decodes points (built on first use, then kept)."""
+        from gpautotune.space._plan import SamplingPlan
+
+        return SamplingPlan.build(self)
+
+    def reads(self, names: frozenset[str] | None) -> frozenset[str]:
+        """Parameters behind ``names`` (derived quantities resolved; None: every one)."""
+        if names is None:
+            return frozenset(self._names)
+        out: set[str] = set()
+        for n in names:
+            out |= self.reads(self._derived[n].names) if n in self._derived else {n}
+        return frozenset(out)
+
+    def constraint_groups(self) -> list[tuple[str, ...]]:
+        """Parameters connected by constraints, each group in parameter order.
+
+        Two parameters are connected when one constraint reads both (through derived
+        quantities too; a callable constraint reads every parameter). A parameter no
+        constraint reads is a group of its own. The valid set is the product of the
+        groups' valid sets.
+        """
+        parent = {n: n for n in self._names}
+
+        def find(x: str) -> str:
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        for constraint in self._constraints:
+            read = sorted(self.reads(constraint.names))
+            for other in read[1:]:
+                parent[find(other)] = find(read[0])
+        groups: dict[str, list[str]] = {}
+        for n in self._names:
+            groups.setdefault(find(n), []).append(n)
+        return [tuple(g) for g in groups.values()]
+
+    def restricted(self, names: Sequence[str]) -> Space:
+        """The space of the parameters ``names`` with the constraints (and derived
+        quantities) that read only them."""
+        keep = set(names)
+        params, specs, derived, _, _ = self._spec
+        sub_derived = {
+            k: v for k, v in derived.items() if self.reads(self._derived[k].names) <= keep
+        }
+        sub_constraints = [
+            spec
+            for spec, c in zip(specs, self._constraints, strict=True)
+            if self.reads(c.names) <= keep
+        ]
+        sub_params = [p for p in params if p.name in keep]
+        return Space(sub_params, sub_constraints, sub_derived, name=self.name)
+
     # ------------------------------------------------------- index matrices
     def columns(self, index: np.ndarray) -> LazyColumns:
         """Parameter values (booleans as 0/1) and derived quantities of an index matrix."""
@@ -251,10 +313,6 @@ class Space:
             return index.astype(np.int64) @ radix
         packed = np.ascontiguousarray(np.round(index * 2**20).astype(np.int64))
         return packed.view(np.dtype((np.void, packed.dtype.itemsize * self.dims))).ravel()
-
-    def key(self, config: Mapping[str, Any]) -> tuple[Any, ...]:
-        """A hashable key of one configuration: its values in parameter order."""
-        return tuple(self.to_configs(self.to_index([config]))[0].values())
 
     def unique_rows(self, index: np.ndarray) -> np.ndarray:
         """Rows of ``index`` with duplicates removed, first occurrence kept, order kept."""

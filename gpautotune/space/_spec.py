@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from gpautotune.exceptions import ConfigError
+from gpautotune.exceptions import ConfigError, format_validation_error
 from gpautotune.space._parameters import (
     Boolean,
     Categorical,
@@ -19,7 +19,7 @@ from gpautotune.space._parameters import (
 )
 from gpautotune.space._space import Space
 
-__all__ = ["space_from_spec", "format_validation_error"]
+__all__ = ["space_from_spec"]
 
 
 class _Spec(BaseModel):
@@ -85,20 +85,6 @@ ParameterSpec = Annotated[
     Field(discriminator="kind"),
 ]
 _PARAMS = TypeAdapter(list[ParameterSpec])
-
-
-def format_validation_error(exc: ValidationError, where: str) -> str:
-    """One readable line per problem: ``where.key.subkey: message (got value)``."""
-    lines = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in (where, *err["loc"]) if p != "")
-        got = (
-            f" (got {err['input']!r})"
-            if "input" in err and not isinstance(err["input"], dict)
-            else ""
-        )
-        lines.append(f"{loc}: {err['msg']}{got}")
-    return "; ".join(lines)
 
 
 def space_from_spec(

@@ -1,18 +1,31 @@
-"""The trial journal (SQLite) and its tables (pandas, CSV, Parquet, warm starts)."""
+"""The trial journal (SQLite) and its tables (pandas, CSV, Parquet, warm starts), and the
+field's exchange formats: Kernel Tuner caches and T4 results files in, T4 out."""
 
-from gpautotune.storage._catalog import CatalogEntry, problem_catalog, record_problem
-from gpautotune.storage._journal import Journal, RunRecord, RunSpec, package_versions
+from gpautotune.storage._journal import Journal
+from gpautotune.storage._kernel_tuner import (
+    STATUS_INVALIDITY,
+    TuningRecords,
+    read_tuning_file,
+)
+from gpautotune.storage._records import CatalogEntry, RunRecord, RunSpec, package_versions
+from gpautotune.storage._t4 import export_t4, t4_document, validate_t4
 from gpautotune.storage._tables import export_table, import_csv, trials_frame
+from gpautotune.storage._url import journal_path
 
 __all__ = [
+    "STATUS_INVALIDITY",
     "CatalogEntry",
     "Journal",
     "RunRecord",
     "RunSpec",
+    "TuningRecords",
+    "export_t4",
     "export_table",
     "import_csv",
+    "journal_path",
     "package_versions",
-    "problem_catalog",
-    "record_problem",
+    "read_tuning_file",
+    "t4_document",
     "trials_frame",
+    "validate_t4",
 ]

@@ -3,31 +3,37 @@
 A trial is committed before the strategy hears of it, so a process killed at any point
 (``kill -9`` included) loses at most the evaluation in flight, never a stored trial.
 Several processes may write to one journal (comparisons on Dask): SQLite serialises the
-writes and ``busy_timeout`` makes writers wait instead of failing.
+writes and ``busy_timeout`` makes writers wait instead of failing. Every SQL statement of
+the package is in this module: readers (reports, exports) use the journal's methods.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
-import platform
 import socket
 import sqlite3
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from gpautotune.exceptions import StorageError
-from gpautotune.problems._base import Measurement, Status
+from gpautotune.measurement import Measurement, Status
+from gpautotune.storage._records import (
+    CatalogEntry,
+    RunRecord,
+    RunSpec,
+    dumps,
+    package_versions,
+)
+from gpautotune.storage._url import journal_path
 from gpautotune.trial import Origin, Trial
 
-__all__ = ["Journal", "RunRecord", "RunSpec", "package_versions"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Journal"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -64,86 +70,39 @@ CREATE TABLE IF NOT EXISTS trials (
     UNIQUE (run_id, number)
 );
 CREATE INDEX IF NOT EXISTS trials_run ON trials(run_id);
+CREATE TABLE IF NOT EXISTS problem_catalog (
+    problem TEXT NOT NULL,
+    problem_settings TEXT NOT NULL,
+    section TEXT NOT NULL,
+    optimum REAL,
+    PRIMARY KEY (problem, problem_settings)
+);
+CREATE TABLE IF NOT EXISTS report_settings (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 """
-
-_PACKAGES = ("gpautotune", "numpy", "scipy", "torch", "gpytorch", "botorch", "pandas", "pyopencl")
-
-
-def package_versions() -> dict[str, str]:
-    """Versions of Python and the packages that shape results."""
-    out = {"python": platform.python_version()}
-    for name in _PACKAGES:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    return out
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, (set, frozenset, tuple)):
-        return list(value)
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    return str(value)
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, default=_json_default, sort_keys=True)
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    """What identifies a run: same key, same run (re-running resumes it)."""
-
-    problem: str
-    problem_settings: Mapping[str, Any]
-    strategy: str
-    strategy_settings: Mapping[str, Any]
-    seed: int | None
-    space: Mapping[str, Any]
-    label: str | None = None
-
-    @property
-    def key(self) -> str:
-        return _dumps(
-            {
-                "problem": self.problem,
-                "problem_settings": self.problem_settings,
-                "strategy": self.strategy,
-                "strategy_settings": self.strategy_settings,
-                "seed": self.seed,
-                "label": self.label,
-            }
-        )
-
-
-@dataclass(frozen=True)
-class RunRecord:
-    """A stored run."""
-
-    id: int
-    key: str
-    problem: str
-    strategy: str
-    seed: int | None
-    budget: int | None
-    status: str
-    started_at: float
-    finished_at: float | None
-    label: str | None
-    settings: Mapping[str, Any] = field(default_factory=dict)
 
 
 class Journal:
-    """An SQLite trial journal (``path`` may be ``":memory:"``)."""
+    """An SQLite trial journal (``path`` may be ``":memory:"``).
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = str(path)
+    Args:
+        path: the database file (created with its folder if missing), an
+            ``sqlite:///PATH`` URL, or ``":memory:"`` (see
+            :func:`~gpautotune.storage.journal_path`).
+        read_only: open an existing journal without writing to it (reports, exports).
+
+    Raises:
+        StorageError: the file cannot be opened, or (read-only) does not exist or is not
+            a journal, or ``path`` is a URL of another kind.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
+        self.path = journal_path(path)
+        if read_only:
+            self._conn = self._open_read_only()
+            return
         if self.path != ":memory:":
             Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -154,6 +113,18 @@ class Journal:
             self._conn.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise StorageError(f"cannot open trial journal {self.path!r}: {exc}") from None
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        file = Path(self.path).expanduser()
+        if not file.is_file():
+            raise StorageError(f"journal {self.path!r} does not exist")
+        try:
+            conn = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True, timeout=60.0)
+            conn.execute("SELECT id FROM runs LIMIT 1").fetchall()
+            conn.execute("SELECT run_id FROM trials LIMIT 1").fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise StorageError(f"{self.path!r} is not a gpautotune journal: {exc}") from None
+        return conn
 
     def close(self) -> None:
         self._conn.close()
@@ -181,13 +152,13 @@ class Journal:
                 (
                     spec.key,
                     spec.problem,
-                    _dumps(spec.problem_settings),
+                    dumps(spec.problem_settings),
                     spec.strategy,
-                    _dumps(spec.strategy_settings),
+                    dumps(spec.strategy_settings),
                     spec.seed,
                     budget,
-                    _dumps(spec.space),
-                    _dumps(package_versions()),
+                    dumps(spec.space),
+                    dumps(package_versions()),
                     socket.gethostname(),
                     time.time(),
                     spec.label,
@@ -227,6 +198,14 @@ class Journal:
             "UPDATE runs SET status='finished', finished_at=? WHERE id=?", (time.time(), run_id)
         )
 
+    def set_aside_run(self, run_id: int) -> None:
+        """Mark a run ``stopped`` and free its key: the run and its trials stay (for the
+        record), and opening a run with the same settings starts a new one."""
+        self._conn.execute(
+            "UPDATE runs SET status='stopped', key=key || ? WHERE id=?",
+            (f"#stopped-{run_id}", run_id),
+        )
+
     # ---------------------------------------------------------------- trials
     def add_trial(self, run_id: int, trial: Trial) -> None:
         """Append one trial and commit it (durable once this returns)."""
@@ -252,13 +231,13 @@ class Journal:
         return (
             run_id,
             t.number,
-            _dumps(t.config),
+            dumps(t.config),
             m.status.value,
             m.value,
-            _dumps(list(m.samples)),
-            _dumps(dict(m.metrics)),
+            dumps(list(m.samples)),
+            dumps(dict(m.metrics)),
             m.error,
-            _dumps(dict(t.info)),
+            dumps(dict(t.info)),
             t.origin.value,
             t.started_at,
             t.duration_s,
@@ -294,3 +273,79 @@ class Journal:
         return self._conn.execute(
             "SELECT COUNT(*) FROM trials WHERE run_id=? AND origin=?", (run_id, origin.value)
         ).fetchone()[0]
+
+    # ----------------------------------------------------------- run tables
+    def run_table(self) -> pd.DataFrame:
+        """One row per run: ``id, problem, problem_settings`` (stored JSON), ``strategy,
+        seed, budget, status, label, wall_s`` (finished minus started, NaN while
+        unfinished), in id order."""
+        import pandas as pd
+
+        return pd.read_sql_query(
+            "SELECT id, problem, problem_settings, strategy, seed, budget, status, label,"
+            " finished_at - started_at AS wall_s FROM runs ORDER BY id",
+            self._conn,
+        )
+
+    def trial_values(self, origin: Origin | None = Origin.TUNER) -> pd.DataFrame:
+        """One row per trial of every run (of ``origin``; every trial when None):
+        ``run_id, number, status, value`` and a peer's running totals ``refused,
+        duplicates`` (its trials' ``info``; NaN for other strategies), in run and number
+        order."""
+        import pandas as pd
+
+        where, args = ("WHERE origin=?", (origin.value,)) if origin else ("", ())
+        return pd.read_sql_query(
+            "SELECT run_id, number, status, value,"
+            " json_extract(info, '$.invalid_refused') AS refused,"
+            " json_extract(info, '$.duplicates') AS duplicates"
+            f" FROM trials {where} ORDER BY run_id, number",
+            self._conn,
+            params=args,
+        )
+
+    # -------------------------------------------------------- problem catalog
+    def record_problem(
+        self,
+        name: str,
+        settings: Mapping[str, Any],
+        section: Mapping[str, Any],
+        optimum: float | None,
+    ) -> None:
+        """Insert or update the catalog entry of a problem (see :class:`CatalogEntry`)."""
+        self._conn.execute(
+            "INSERT INTO problem_catalog (problem, problem_settings, section, optimum)"
+            " VALUES (?,?,?,?) ON CONFLICT(problem, problem_settings)"
+            " DO UPDATE SET section=excluded.section, optimum=excluded.optimum",
+            (name, dumps(settings), dumps(section), optimum),
+        )
+
+    def problem_catalog(self) -> dict[tuple[str, str], CatalogEntry]:
+        """Catalog entries by ``(problem, settings JSON as stored with runs)``; empty when
+        the journal has none (journals written before the catalog, read-only)."""
+        try:
+            rows = self._conn.execute(
+                "SELECT problem, problem_settings, section, optimum FROM problem_catalog"
+            ).fetchall()
+        except sqlite3.OperationalError:  # no such table
+            return {}
+        return {(r[0], r[1]): CatalogEntry(r[0], r[1], json.loads(r[2]), r[3]) for r in rows}
+
+    # -------------------------------------------------------- report settings
+    def record_report_settings(self, settings: Mapping[str, Any]) -> None:
+        """Store how the journal's report is made (a comparison's ``checkpoints``,
+        ``reference`` and ``output`` folder), replacing earlier values of those keys."""
+        self._conn.executemany(
+            "INSERT INTO report_settings (key, value) VALUES (?, ?)"
+            " ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+            [(k, dumps(v)) for k, v in settings.items()],
+        )
+
+    def report_settings(self) -> dict[str, Any]:
+        """The stored report settings; empty when none (or for journals written before
+        they were stored, opened read-only)."""
+        try:
+            rows = self._conn.execute("SELECT key, value FROM report_settings").fetchall()
+        except sqlite3.OperationalError:  # no such table
+            return {}
+        return {k: json.loads(v) for k, v in rows}

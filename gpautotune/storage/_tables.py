@@ -5,15 +5,18 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from gpautotune.exceptions import ConfigError, DataNotFoundError, SpaceError
-from gpautotune.problems._base import Measurement, Status
+from gpautotune.measurement import Measurement, Status
 from gpautotune.space import Space
 from gpautotune.storage._journal import Journal
 from gpautotune.trial import Origin, Trial
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["trials_frame", "export_table", "import_csv"]
 
@@ -21,6 +24,7 @@ _FIXED = [
     "run_id",
     "problem",
     "strategy",
+    "label",
     "seed",
     "number",
     "origin",
@@ -35,10 +39,12 @@ _FIXED = [
 def trials_frame(journal: Journal, run_id: int | None = None) -> pd.DataFrame:
     """One row per trial (of one run or of all runs), configuration values as columns.
 
-    Columns: run_id, problem, strategy, seed, number, origin, status, value, duration_s,
-    started_at, error, then one column per parameter, then ``samples``, ``metrics`` and
-    ``info`` as JSON strings.
+    Columns: run_id, problem, strategy, label (the run's name, empty when none), seed,
+    number, origin, status, value, duration_s, started_at, error, then one column per
+    parameter, then ``samples``, ``metrics`` and ``info`` as JSON strings.
     """
+    import pandas as pd
+
     runs = journal.runs() if run_id is None else [journal.get_run(run_id)]
     rows = []
     for run in runs:
@@ -48,6 +54,7 @@ def trials_frame(journal: Journal, run_id: int | None = None) -> pd.DataFrame:
                 "run_id": run.id,
                 "problem": run.problem,
                 "strategy": run.strategy,
+                "label": run.label,
                 "seed": run.seed,
                 "number": t.number,
                 "origin": t.origin.value,
@@ -96,6 +103,8 @@ def import_csv(
     path = Path(path)
     if not path.is_file():
         raise DataNotFoundError(f"warm-start file {str(path)!r} does not exist")
+    import pandas as pd
+
     frame = pd.read_csv(path)
     missing = [c for c in [*space.names, objective] if c not in frame.columns]
     if missing:

@@ -8,13 +8,16 @@ from gpautotune.strategies._registry import (
     strategy_class,
     strategy_options,
 )
+from gpautotune.strategies._settings import StrategySettings, strategy_settings
 
 __all__ = [
     "Proposal",
     "Strategy",
+    "StrategySettings",
     "available_strategies",
     "make_strategy",
     "register",
     "strategy_class",
     "strategy_options",
+    "strategy_settings",
 ]

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gpautotune.space import Config, Space
+from gpautotune.strategies._settings import StrategySettings
 from gpautotune.trial import Trial
 
 __all__ = ["Proposal", "Strategy"]
@@ -34,18 +35,28 @@ class Strategy(ABC):
     """Base class of all strategies.
 
     Subclasses implement :meth:`_propose` (returning index-matrix rows) and may override
-    :meth:`_observe`. The base class keeps the trials told so far, the keys of every
+    :meth:`_observe`; a strategy with options declares them as its :attr:`Settings`
+    dataclass (see :mod:`gpautotune.strategies._settings`). The base class checks the
+    options into :attr:`options`, and keeps the trials told so far, the keys of every
     configuration already measured or proposed (never proposed twice), and a seeded
     :class:`numpy.random.Generator`.
 
     Args:
         space: the search space.
         seed: the seed of every random choice the strategy makes.
+        **options: the strategy's options (the fields of its :attr:`Settings`).
+
+    Raises:
+        ConfigError: an unknown option or a bad value (one line naming it).
     """
 
     name: ClassVar[str] = "strategy"
+    #: The dataclass of the strategy's options.
+    Settings: ClassVar[type[StrategySettings]] = StrategySettings
 
-    def __init__(self, space: Space, *, seed: int | None = None) -> None:
+    def __init__(self, space: Space, *, seed: int | None = None, **options: Any) -> None:
+        #: The checked options (an instance of :attr:`Settings`).
+        self.options = self.Settings.build(options, f"strategy {self.name!r}")
         self.space = space
         self.seed = seed
         self.rng = np.random.default_rng(seed)
@@ -73,7 +84,7 @@ class Strategy(ABC):
 
     def settings(self) -> dict[str, Any]:
         """The strategy's options (stored with the run; part of its identity)."""
-        return {}
+        return self.options.as_dict()
 
     def plan(self, budget: int | None) -> None:
         """Hook: the run's budget, given once before the first :meth:`ask` (strategies

@@ -14,14 +14,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from pydantic import PositiveInt
 
-from gpautotune.exceptions import ConfigError
 from gpautotune.space import Space
+from gpautotune.strategies._settings import StrategySettings, strategy_settings
 from gpautotune.strategies._stepwise import StepwiseStrategy
 from gpautotune.strategies._subspace import Subspace
 from gpautotune.surrogate import Basis, LinearFit, Transform, build_basis, fit_linear
 
-__all__ = ["FactorFixing", "Decision"]
+__all__ = ["FactorFixing", "FactorFixingSettings", "Decision"]
 
 _log = logging.getLogger(__name__)
 
@@ -47,10 +48,11 @@ class Decision:
     boxcox_lambda: float | None = None
 
 
-class FactorFixing(StepwiseStrategy):
-    """Base of the model-based factor-fixing strategies.
+@strategy_settings
+class FactorFixingSettings(StrategySettings):
+    """Options shared by the factor-fixing strategies.
 
-    Args:
+    Attributes:
         formula: the model, a formula over parameter names (see
             :func:`gpautotune.surrogate.build_basis`); each step uses its terms whose
             parameters are still free.
@@ -58,20 +60,19 @@ class FactorFixing(StepwiseStrategy):
             designs) when the slice is too large to enumerate.
     """
 
-    def __init__(
-        self,
-        space: Space,
-        *,
-        seed: int | None = None,
-        formula: str = "linear",
-        candidates: int = 10_000,
-    ) -> None:
-        if candidates < 1:
-            raise ConfigError(f"{type(self).__name__}: candidates must be >= 1, got {candidates}")
-        super().__init__(space, seed=seed)
-        self.formula = formula
-        self.basis = build_basis(formula, space)
-        self.candidates = int(candidates)
+    formula: str = "linear"
+    candidates: PositiveInt = 10_000
+
+
+class FactorFixing(StepwiseStrategy):
+    """Base of the model-based factor-fixing strategies (options: :attr:`Settings`)."""
+
+    Settings = FactorFixingSettings
+    options: FactorFixingSettings
+
+    def __init__(self, space: Space, *, seed: int | None = None, **options: Any) -> None:
+        super().__init__(space, seed=seed, **options)
+        self.basis = build_basis(self.options.formula, space)
         self.subspace = Subspace(space)
         self.step = 0
         self.phase = "design"
@@ -104,7 +105,7 @@ class FactorFixing(StepwiseStrategy):
 
     def predicted_best(self, model: LinearFit) -> np.ndarray | None:
         """The valid configuration of the slice with the lowest prediction."""
-        pool = self.subspace.candidates(self.candidates, self.rng)
+        pool = self.subspace.candidates(self.options.candidates, self.rng)
         if len(pool) == 0:
             return None
         scores = model.predict(model.basis(self.space.columns(pool)))
@@ -139,7 +140,3 @@ class FactorFixing(StepwiseStrategy):
             (k not in self.history for k in self.keys(rows)), dtype=bool, count=len(rows)
         )
         return rows[fresh]
-
-    def slice_size(self) -> int | None:
-        """Number of valid configurations in the slice (None if not enumerable)."""
-        return len(self.subspace.enumerate()) if self.subspace.enumerable else None

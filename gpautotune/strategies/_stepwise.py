@@ -38,8 +38,8 @@ _MAX_IDLE_STEPS = 100_000
 class StepwiseStrategy(Strategy):
     """Base class of step-by-step strategies (see the module docstring)."""
 
-    def __init__(self, space: Space, *, seed: int | None = None) -> None:
-        super().__init__(space, seed=seed)
+    def __init__(self, space: Space, *, seed: int | None = None, **options: Any) -> None:
+        super().__init__(space, seed=seed, **options)
         self._values: dict[Any, float | None] = {}
         self._history: dict[Any, np.ndarray] = {}
         self._queue: list[tuple[Any, np.ndarray, dict[str, Any]]] = []

@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 import math
+from typing import Annotated, Any
 
 import numpy as np
+from pydantic import Field, PositiveFloat, PositiveInt
 
-from gpautotune.exceptions import ConfigError
 from gpautotune.space import Space
 from gpautotune.strategies._registry import register
+from gpautotune.strategies._settings import StrategySettings, strategy_settings
 from gpautotune.strategies._stepwise import StepwiseStrategy
 from gpautotune.strategies._subspace import Subspace
 
-__all__ = ["SimulatedAnnealing"]
+__all__ = ["AnnealingSettings", "SimulatedAnnealing"]
+
+
+@strategy_settings
+class AnnealingSettings(StrategySettings):
+    """Options of :class:`SimulatedAnnealing`."""
+
+    temperature: PositiveFloat = 1.0
+    cooling: Annotated[float, Field(gt=0, le=1)] = 0.95
+    radius: PositiveInt = 1
 
 
 @register("annealing")
@@ -33,32 +44,14 @@ class SimulatedAnnealing(StepwiseStrategy):
         radius: neighbourhood radius in levels.
     """
 
-    def __init__(
-        self,
-        space: Space,
-        *,
-        seed: int | None = None,
-        temperature: float = 1.0,
-        cooling: float = 0.95,
-        radius: int = 1,
-    ) -> None:
-        if temperature <= 0 or not 0 < cooling <= 1 or radius < 1:
-            raise ConfigError(
-                f"annealing: need temperature > 0, 0 < cooling <= 1 and radius >= 1; got "
-                f"temperature={temperature}, cooling={cooling}, radius={radius}"
-            )
-        super().__init__(space, seed=seed)
-        self.temperature, self.cooling, self.radius = (
-            float(temperature),
-            float(cooling),
-            int(radius),
-        )
+    Settings = AnnealingSettings
+    options: AnnealingSettings
+
+    def __init__(self, space: Space, *, seed: int | None = None, **options: Any) -> None:
+        super().__init__(space, seed=seed, **options)
         self._current: np.ndarray | None = None
         self._candidate: np.ndarray | None = None
         self._steps = 0
-
-    def settings(self) -> dict[str, float]:
-        return {"temperature": self.temperature, "cooling": self.cooling, "radius": self.radius}
 
     def _step(self) -> np.ndarray | None:
         if self._candidate is not None:
@@ -68,7 +61,7 @@ class SimulatedAnnealing(StepwiseStrategy):
             return self._restart()
         fresh = [
             row
-            for row in self.space.neighbor_index(self._current, self.radius)
+            for row in self.space.neighbor_index(self._current, self.options.radius)
             if self.keys(row[None, :])[0] not in self.history
         ]
         if not fresh:
@@ -96,7 +89,7 @@ class SimulatedAnnealing(StepwiseStrategy):
         scale = (
             float(np.std(values)) if len(values) > 1 and np.std(values) > 0 else max(abs(old), 1.0)
         )
-        temperature = self.temperature * self.cooling**self._steps
+        temperature = self.options.temperature * self.options.cooling**self._steps
         delta = (new - old) / scale
         if delta <= 0 or self.rng.random() < math.exp(-delta / max(temperature, 1e-300)):
             self._current = candidate

@@ -3,19 +3,35 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any, get_args
+from typing import Annotated, Any
 
 import numpy as np
+from pydantic import Field, NonNegativeInt, PositiveInt
 
-from gpautotune.exceptions import ConfigError
 from gpautotune.space import Space
 from gpautotune.strategies._doptimal import fedorov
-from gpautotune.strategies._fixing import Decision, FactorFixing
+from gpautotune.strategies._fixing import Decision, FactorFixing, FactorFixingSettings
 from gpautotune.strategies._registry import register
+from gpautotune.strategies._settings import strategy_settings
 from gpautotune.surrogate import Transform, build_basis, estimable_columns
 
-__all__ = ["DLMT"]
+__all__ = ["DLMT", "DLMTSettings"]
+
+
+@strategy_settings
+class DLMTSettings(FactorFixingSettings):
+    """Options of :class:`DLMT`."""
+
+    candidates: PositiveInt = 5_000
+    significance: Annotated[float, Field(gt=0, lt=1)] = 0.05
+    designs: tuple[PositiveInt, ...] = ()
+    design_factor: Annotated[float, Field(ge=1)] = 2.0
+    transform: Transform = "auto"
+    max_steps: PositiveInt | None = None
+    fix: tuple[str, ...] = ()
+    augment: NonNegativeInt = 1
+    max_fix: PositiveInt | None = None
+    restarts: PositiveInt = 5
 
 
 @register("dlmt")
@@ -59,66 +75,14 @@ class DLMT(FactorFixing):
             large to enumerate (enumerable slices are scored entirely).
     """
 
-    def __init__(
-        self,
-        space: Space,
-        *,
-        seed: int | None = None,
-        formula: str = "linear",
-        significance: float = 0.05,
-        designs: Sequence[int] = (),
-        design_factor: float = 2.0,
-        transform: Transform = "auto",
-        max_steps: int | None = None,
-        fix: Sequence[str] = (),
-        augment: int = 1,
-        max_fix: int | None = None,
-        restarts: int = 5,
-        candidates: int = 5_000,
-    ) -> None:
-        if not 0 < significance < 1 or design_factor < 1 or restarts < 1:
-            raise ConfigError(
-                f"dlmt: need 0 < significance < 1, design_factor >= 1 and restarts >= 1; got "
-                f"{significance}, {design_factor}, {restarts}"
-            )
-        if transform not in get_args(Transform):
-            raise ConfigError(
-                f"dlmt: transform must be one of {get_args(Transform)}, got {transform!r}"
-            )
-        if (
-            any(int(d) < 1 for d in designs)
-            or (max_steps is not None and max_steps < 1)
-            or augment < 0
-            or (max_fix is not None and max_fix < 1)
-        ):
-            raise ConfigError(
-                f"dlmt: design sizes and max_steps must be >= 1, augment >= 0; got {list(designs)}, {max_steps}, {augment}"
-            )
-        super().__init__(space, seed=seed, formula=formula, candidates=candidates)
-        self.significance, self.design_factor = float(significance), float(design_factor)
-        self.designs = [int(d) for d in designs]
-        self.transform, self.max_steps, self.restarts = transform, max_steps, int(restarts)
-        self.augment = int(augment)
-        self.max_fix = max_fix
-        self._retries = 0
-        self.fix_spec = [str(f) for f in fix]
-        self.fix_rules = [build_basis(f, space) for f in self.fix_spec]
-        self._measuring = False
+    Settings = DLMTSettings
+    options: DLMTSettings
 
-    def settings(self) -> dict[str, Any]:
-        return {
-            "formula": self.formula,
-            "significance": self.significance,
-            "designs": self.designs,
-            "design_factor": self.design_factor,
-            "transform": self.transform,
-            "max_steps": self.max_steps,
-            "fix": self.fix_spec,
-            "augment": self.augment,
-            "max_fix": self.max_fix,
-            "restarts": self.restarts,
-            "candidates": self.candidates,
-        }
+    def __init__(self, space: Space, *, seed: int | None = None, **options: Any) -> None:
+        super().__init__(space, seed=seed, **options)
+        self._retries = 0
+        self.fix_rules = [build_basis(f, space) for f in self.options.fix]
+        self._measuring = False
 
     def _step(self) -> np.ndarray | None:
         if self.phase == "final":
@@ -134,15 +98,15 @@ class DLMT(FactorFixing):
 
     def _analyse(self) -> np.ndarray | None:
         """Fix the significant factors; the configuration to finish with, or None to go on."""
-        model = self.fit(self.free_basis(), transform=self.transform)
+        model = self.fit(self.free_basis(), transform=self.options.transform)
         if model is None:
             return np.empty((0, self.space.dims))
         if self.step < len(self.fix_rules):
             free = set(self.subspace.free_names)
             significant = [n for n in self.fix_rules[self.step].parameters if n in free]
         else:
-            significant = model.significant(self.significance)[: self.max_fix]
-        last = self.max_steps is not None and self.step + 1 >= self.max_steps
+            significant = model.significant(self.options.significance)[: self.options.max_fix]
+        last = self.options.max_steps is not None and self.step + 1 >= self.options.max_steps
         best = self.predicted_best(model)
         if best is None:
             return np.empty((0, self.space.dims))
@@ -160,7 +124,7 @@ class DLMT(FactorFixing):
                     model.boxcox_lambda,
                 )
             )
-            if self._retries < self.augment and not last and self._unmeasured_left():
+            if self._retries < self.options.augment and not last and self._unmeasured_left():
                 self._retries += 1
                 return None
         if not significant or last or not self.subspace.free:
@@ -173,14 +137,14 @@ class DLMT(FactorFixing):
 
     def _design(self) -> np.ndarray | None:
         """A D-optimal set of new points of the slice, augmenting the slice's measurements."""
-        pool = self.subspace.candidates(self.candidates, self.rng)
+        pool = self.subspace.candidates(self.options.candidates, self.rng)
         pool = pool[
             np.fromiter(
                 (k not in self.history for k in self.keys(pool)), dtype=bool, count=len(pool)
             )
         ]
-        if len(pool) > self.candidates:
-            pool = pool[self.rng.choice(len(pool), self.candidates, replace=False)]
+        if len(pool) > self.options.candidates:
+            pool = pool[self.rng.choice(len(pool), self.options.candidates, replace=False)]
         self._measuring = True
         if len(pool) == 0:  # the slice is fully measured: analyse it as it is
             return pool
@@ -198,9 +162,9 @@ class DLMT(FactorFixing):
         if prior is not None:
             prior = np.column_stack([np.ones(len(prior)), prior])
         size = (
-            self.designs[self.step]
-            if self.step < len(self.designs)
-            else math.ceil(self.design_factor * F.shape[1])
+            self.options.designs[self.step]
+            if self.step < len(self.options.designs)
+            else math.ceil(self.options.design_factor * F.shape[1])
         )
-        chosen = fedorov(F, size, self.rng, prior=prior, restarts=self.restarts)
+        chosen = fedorov(F, size, self.rng, prior=prior, restarts=self.options.restarts)
         return pool[np.sort(chosen)]

@@ -2,17 +2,39 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Annotated, Any
 
-from gpautotune.exceptions import ConfigError
+import numpy as np
+from pydantic import Field, NonNegativeInt, model_validator
+
 from gpautotune.space import Space
 from gpautotune.strategies._registry import register
+from gpautotune.strategies._settings import StrategySettings, strategy_settings
 from gpautotune.strategies._stepwise import StepwiseStrategy
 from gpautotune.strategies._subspace import Subspace
 
-__all__ = ["GeneticAlgorithm"]
+__all__ = ["GeneticAlgorithm", "GeneticSettings"]
 
 _TRIES = 50
+
+
+@strategy_settings
+class GeneticSettings(StrategySettings):
+    """Options of :class:`GeneticAlgorithm`."""
+
+    population: Annotated[int, Field(ge=2)] = 20
+    mutation: Annotated[float, Field(ge=0, le=1)] = 0.1
+    elitism: NonNegativeInt = 1
+    twin_removal: bool = True
+
+    @model_validator(mode="after")
+    def _elite_fits(self) -> GeneticSettings:
+        if self.elitism >= self.population:
+            raise ValueError(
+                f"elitism must be below population, got elitism={self.elitism}, "
+                f"population={self.population}"
+            )
+        return self
 
 
 @register("genetic")
@@ -38,38 +60,13 @@ class GeneticAlgorithm(StepwiseStrategy):
         twin_removal: breed again children that duplicate a known configuration.
     """
 
-    def __init__(
-        self,
-        space: Space,
-        *,
-        seed: int | None = None,
-        population: int = 20,
-        mutation: float = 0.1,
-        elitism: int = 1,
-        twin_removal: bool = True,
-    ) -> None:
-        if population < 2 or not 0.0 <= mutation <= 1.0 or not 0 <= elitism < population:
-            raise ConfigError(
-                f"genetic: need population >= 2, 0 <= mutation <= 1 and 0 <= elitism < population; "
-                f"got population={population}, mutation={mutation}, elitism={elitism}"
-            )
-        super().__init__(space, seed=seed)
-        self.population, self.mutation, self.elitism = (
-            int(population),
-            float(mutation),
-            int(elitism),
-        )
-        self.twin_removal = bool(twin_removal)
+    Settings = GeneticSettings
+    options: GeneticSettings
+
+    def __init__(self, space: Space, *, seed: int | None = None, **options: Any) -> None:
+        super().__init__(space, seed=seed, **options)
         self.generation = -1
         self._members: np.ndarray | None = None
-
-    def settings(self) -> dict[str, object]:
-        return {
-            "population": self.population,
-            "mutation": self.mutation,
-            "elitism": self.elitism,
-            "twin_removal": self.twin_removal,
-        }
 
     def _info(self) -> dict[str, object]:
         return {"generation": self.generation}
@@ -77,12 +74,14 @@ class GeneticAlgorithm(StepwiseStrategy):
     def _step(self) -> np.ndarray | None:
         self.generation += 1
         if self._members is None:
-            first = Subspace(self.space).sample(self.population, self.rng, exclude=self.history)
+            first = Subspace(self.space).sample(
+                self.options.population, self.rng, exclude=self.history
+            )
             self._members = first
             return first if len(first) else None
         fitness = self._fitness(self._members)
-        elite = self._members[np.argsort(fitness, kind="stable")[: self.elitism]]
-        children = self._breed(self._members, fitness, self.population - len(elite))
+        elite = self._members[np.argsort(fitness, kind="stable")[: self.options.elitism]]
+        children = self._breed(self._members, fitness, self.options.population - len(elite))
         if len(children) == 0:
             return None
         self._members = np.concatenate([elite, children])
@@ -115,7 +114,7 @@ class GeneticAlgorithm(StepwiseStrategy):
             if not self.space.valid_mask(genes[None, :])[0]:
                 continue
             key = self.keys(genes[None, :])[0]
-            if key in taken or (self.twin_removal and key in self.history):
+            if key in taken or (self.options.twin_removal and key in self.history):
                 continue
             return genes
         return None
@@ -127,7 +126,7 @@ class GeneticAlgorithm(StepwiseStrategy):
     def _mutate(self, genes: np.ndarray) -> np.ndarray:
         genes = genes.copy()
         for j, p in enumerate(self.space.parameters):
-            if self.rng.random() < self.mutation:
+            if self.rng.random() < self.options.mutation:
                 genes[j] = self.rng.integers(p.n_levels) if p.is_discrete else self.rng.random()
         return genes
 

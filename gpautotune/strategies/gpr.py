@@ -23,34 +23,73 @@ optional feasibility classifier multiplies EI by the probability of success.
 from __future__ import annotations
 
 import logging
+import math
 import time
 import warnings
-from collections.abc import Sequence
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 
 from gpautotune.acquisition import (
+    POOL_MAX_RAW,
     Acquisition,
     CandidatePool,
-    PoolSettings,
     make_acquisition,
     score_candidates,
 )
-from gpautotune.acquisition._pool import POOL_MAX_RAW
 from gpautotune.exceptions import ConfigError
-from gpautotune.space import Space
-from gpautotune.space._sampling import sample_index
+from gpautotune.space import Space, sample_index
 from gpautotune.strategies._base import Proposal, Strategy
+from gpautotune.strategies._gpr_settings import GPRSettings
 from gpautotune.strategies._registry import register
-from gpautotune.surrogate import GPSettings, GPSurrogate, SurrogateError, build_basis
-from gpautotune.surrogate._gp import Kernel, torch_threads
+from gpautotune.strategies._screening import Screening
+from gpautotune.surrogate import (
+    GPSurrogate,
+    SurrogateError,
+    build_basis,
+    torch_threads,
+)
 from gpautotune.trial import Trial
 
-__all__ = ["GPRStrategy"]
+__all__ = ["GPRSettings", "GPRStrategy", "ModelPick"]
 
 _log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ModelPick:
+    """What a model step says about one of its picks (kept in the trial's info, under the
+    same names; an escape as ``stall_escape``, on the first pick of an escape step).
+
+    Attributes:
+        picked_from: the pool part: ``all``, ``sample``, ``neighbors``, ``backlog``, ``poll``.
+        best_acq: its acquisition value.
+        escape: whether it opened an escape step.
+    """
+
+    picked_from: str
+    best_acq: float
+    escape: bool = False
+
+    def info(self) -> dict[str, Any]:
+        """The trial-info entries of the pick."""
+        extra = {"stall_escape": True} if self.escape else {}
+        return {"best_acq": self.best_acq, "picked_from": self.picked_from, **extra}
+
+    @classmethod
+    def of(cls, info: Mapping[str, Any]) -> ModelPick | None:
+        """The pick a trial's (or a proposal's) info records; None if not a model pick."""
+        if "picked_from" not in info:
+            return None
+        best_acq = info.get("best_acq")
+        return cls(
+            str(info["picked_from"]),
+            math.nan if best_acq is None else float(best_acq),
+            bool(info.get("stall_escape", False)),
+        )
 
 
 @register("gpr")
@@ -60,149 +99,47 @@ class GPRStrategy(Strategy):
     Args:
         space: the search space.
         seed: seeds the initial design, the pools and the fits.
-        n_init: initial design size (default ``max(10, 2 * dims)``); warm-start trials
-            count towards it.
-        init_method: ``sobol`` (constrained, FILTER_SOBOL), ``random`` or ``lhs``.
-        trend: ``constant``, ``linear``, ``quadratic`` or a formula over parameter names.
-        kernel: ``matern52``, ``matern32`` or ``rbf``.
-        lengthscale_prior: ``gamma`` (local) or ``dim_scaled`` (smooth); see
-            :class:`~gpautotune.surrogate.GPSettings`.
-        acquisition: ``logei``, ``ei``, ``pi`` or ``lcb``.
-        kappa: the LCB's ``mean - kappa * sd`` weight.
-        noise: ``"learned"`` or a fixed nugget variance (standardised units).
-        log_transform: model log(y) for positive objectives.
-        output_warp: ``none`` or ``copula`` (normal scores of the ranks; see
-            :class:`~gpautotune.surrogate.GPSettings`).
-        restarts: extra maximum-likelihood starts drawn from the priors.
-        fresh_every: refit from fresh starts (defaults and prior draws) every this many
-            steps; in between, the fit starts from the previous step's hyperparameters.
-        lengthscale_max: upper bound of the length-scales (unit-box units), or ``None``.
-        exhaustive_limit: score every valid configuration when there are at most this many.
-        sample_size: constrained Sobol candidates per step (default ``60 * dims``).
-        n_best: best points whose neighbourhoods join the pool.
-        radius: discrete neighbourhood radius in levels.
-        perturbations: Sobol perturbations per best point.
-        backlog: unpicked high-score candidates carried to the next step.
-        extra_inputs: derived quantities fed to the kernel besides the parameters
-            (default: the space's ``model_inputs``).
-        feasibility: once some configurations have failed (unknown constraints: build
-            errors, out-of-resources launches), multiply EI by a GP classifier's
-            probability that a configuration runs.
-        screen: "screen, then tune": after the initial design, fix the parameters whose
-            total Sobol index has an upper bound below this threshold to their level in
-            the best initial configuration (see :mod:`gpautotune.analysis.screening`).
-        stall: after this many measurements without a new best (counted from the best,
-            or from the last escape), one step (all of its ``q`` picks) is an *escape*: it
-            picks by LCB with ``stall_kappa`` instead of the acquisition, as Kernel Tuner's
-            ``multi`` acquisition switches functions when one stops improving. ``None``:
-            never. The default 7 was measured on the Laplacian replay (docs/benchmarks.md).
-        stall_kappa: the escape step's ``mean - stall_kappa * sd`` weight (a bold 10 left
-            the Laplacian's 1.21 basin where 3 led into it; docs/benchmarks.md).
-        escape: where the escape step looks: ``rotate`` (default), the unmeasured valid
-            configurations that differ from the best one in a single parameter (any
-            level: a pattern-search poll), restricted to the parameters polled least
-            often since the best was found, so that successive escapes take the
-            parameters in turn; the whole pool when no move is left. ``poll``, every
-            one-parameter move at once (LCB keeps returning to the parameter with the most
-            uncertain levels); ``lcb``, the whole pool (it tends to pick corners).
+        **options: the fields of :class:`GPRSettings`.
+
+    Raises:
+        ConfigError: a bad option, a trend formula or extra input the space does not have.
     """
 
-    def __init__(
-        self,
-        space: Space,
-        *,
-        seed: int | None = None,
-        n_init: int | None = None,
-        init_method: Literal["sobol", "random", "lhs"] = "sobol",
-        trend: str = "linear",
-        kernel: Kernel = "matern52",
-        lengthscale_prior: Literal["gamma", "dim_scaled"] = "dim_scaled",
-        acquisition: Acquisition = "logei",
-        kappa: float = 0.3,
-        noise: Literal["learned"] | float = "learned",
-        log_transform: bool = True,
-        output_warp: Literal["none", "copula"] = "none",
-        restarts: int = 1,
-        fresh_every: int = 10,
-        lengthscale_max: float | None = None,
-        exhaustive_limit: int = 100_000,
-        sample_size: int | None = None,
-        n_best: int = 3,
-        radius: int = 2,
-        perturbations: int = 64,
-        backlog: int = 200,
-        feasibility: bool = True,
-        extra_inputs: list[str] | None = None,
-        screen: float | None = None,
-        stall: int | None = 7,
-        stall_kappa: float = 10.0,
-        escape: Literal["lcb", "poll", "rotate"] = "rotate",
-    ) -> None:
-        super().__init__(space, seed=seed)
-        if acquisition not in ("logei", "ei", "pi", "lcb"):
-            raise ConfigError(f"acquisition must be logei, ei, pi or lcb, not {acquisition!r}")
-        if output_warp not in ("none", "copula"):
-            raise ConfigError(f"output_warp must be none or copula, not {output_warp!r}")
-        if fresh_every < 1:
-            raise ConfigError(f"fresh_every must be >= 1, got {fresh_every}")
-        if lengthscale_max is not None and lengthscale_max <= 0.05:
-            raise ConfigError(
-                f"lengthscale_max must be above 0.05 (unit-box units), got {lengthscale_max}"
-            )
-        if n_init is not None and n_init < 1:
-            raise ConfigError(f"n_init must be >= 1, got {n_init}")
-        if stall is not None and stall < 1:
-            raise ConfigError(f"stall must be >= 1 (or None), got {stall}")
-        if stall_kappa <= 0:
-            raise ConfigError(f"stall_kappa must be positive, got {stall_kappa}")
-        if escape not in ("lcb", "poll", "rotate"):
-            raise ConfigError(f"escape must be lcb, poll or rotate, not {escape!r}")
-        self.stall, self.stall_kappa, self.escape = stall, float(stall_kappa), escape
-        self.n_init = n_init if n_init is not None else max(10, 2 * space.dims)
-        self.init_method, self.acquisition, self.kappa, self.feasibility = (
-            init_method,
-            acquisition,
-            kappa,
-            feasibility,
-        )
-        self.trend = trend
-        self.extra_inputs = tuple(space.model_inputs if extra_inputs is None else extra_inputs)
+    Settings = GPRSettings
+    options: GPRSettings
+
+    def __init__(self, space: Space, *, seed: int | None = None, **options: Any) -> None:
+        super().__init__(space, seed=seed, **options)
+        o = self.options
+        self.n_init = o.n_init if o.n_init is not None else max(10, 2 * space.dims)
+        self.extra_inputs = tuple(space.model_inputs if o.extra_inputs is None else o.extra_inputs)
         unknown = [e for e in self.extra_inputs if e not in space.describe()["derived"]]
         if unknown:
             raise ConfigError(
                 f"extra_inputs {unknown} are not derived quantities of the space; "
                 f"derived: {sorted(space.describe()['derived'])}"
             )
-        self.basis = build_basis(trend, space, inputs=self.extra_inputs)
-        self.gp_settings = GPSettings(
-            kernel=kernel,
-            lengthscale_prior=lengthscale_prior,
-            noise=noise,
-            log_transform=log_transform,
-            output_warp=output_warp,
-            restarts=restarts,
-            fresh_every=fresh_every,
-            lengthscale_max=lengthscale_max,
-        )
-        self.pool_settings = PoolSettings(
-            exhaustive_limit=exhaustive_limit,
-            sample_size=sample_size,
-            n_best=n_best,
-            radius=radius,
-            perturbations=perturbations,
-            backlog=backlog,
-        )
+        self.basis = build_basis(o.trend, space, inputs=self.extra_inputs)
+        self.gp_settings, self.pool_settings = o.gp(), o.pool()
         self.gp = GPSurrogate(
             self.gp_settings, space.dims + len(self.extra_inputs), len(self.basis)
         )
         self.pool = CandidatePool(space, self.pool_settings, seed)
         self._design: np.ndarray | None = None
+        #: Positions (in :attr:`trials`) of the trials that opened an escape step.
+        self.escapes: list[int] = []
+        self._scale_inputs()
+        self.screening = Screening(o.screen) if o.screen is not None else None
+
+    def _scale_inputs(self) -> None:
+        """Centre and scale of the trend features and extra inputs, from the pool's valid
+        configurations or a sample of 1,024."""
         reference = (
-            self.pool._all
+            self.pool.enumerated
             if self.pool.exhaustive
-            else sample_index(space, 1024, seed=self.seed, max_raw=POOL_MAX_RAW, strict=False)
+            else sample_index(self.space, 1024, seed=self.seed, max_raw=POOL_MAX_RAW, strict=False)
         )
-        cols = space.columns(reference)
+        cols = self.space.columns(reference)
         h = self.basis(cols)
         self._h_mean = h.mean(axis=0) if len(h) else np.zeros(len(self.basis))
         self._h_scale = (
@@ -215,52 +152,18 @@ class GPRStrategy(Strategy):
         )
         self._e_low = e.min(axis=0)
         self._e_span = np.where(np.ptp(e, axis=0) > 0, np.ptp(e, axis=0), 1.0)
-        self.screen, self.screening = screen, None
-        if screen is not None:  # "screen, then tune" (issue 7); SALib is imported only then
-            from gpautotune.analysis.screening import Screening
-
-            self.screening = Screening(screen)
 
     def settings(self) -> dict[str, Any]:
-        return {
-            "n_init": self.n_init,
-            "init_method": self.init_method,
-            "trend": self.trend,
-            "acquisition": self.acquisition,
-            "kappa": self.kappa,
-            "feasibility": self.feasibility,
-            "extra_inputs": list(self.extra_inputs),
-            **{
-                k: getattr(self.gp_settings, k)
-                for k in (
-                    "kernel",
-                    "lengthscale_prior",
-                    "noise",
-                    "log_transform",
-                    "output_warp",
-                    "restarts",
-                    "fresh_every",
-                    "lengthscale_max",
-                )
-            },
-            **{
-                k: getattr(self.pool_settings, k)
-                for k in (
-                    "exhaustive_limit",
-                    "sample_size",
-                    "n_best",
-                    "radius",
-                    "perturbations",
-                    "backlog",
-                )
-            },
-            **({"screen": self.screen} if self.screen is not None else {}),
-            **(
-                {"stall": self.stall, "stall_kappa": self.stall_kappa, "escape": self.escape}
-                if self.stall is not None
-                else {}
-            ),
-        }
+        """The options, with ``n_init`` and ``extra_inputs`` resolved; ``screen`` only when
+        set and the stall options only with ``stall`` (so earlier run keys still hold)."""
+        out = {**self.options.as_dict(), "n_init": self.n_init}
+        out["extra_inputs"] = list(self.extra_inputs)
+        if out["screen"] is None:
+            del out["screen"]
+        if out["stall"] is None:
+            for key in ("stall", "stall_kappa", "escape"):
+                del out[key]
+        return out
 
     # ------------------------------------------------------------ features
     def features(self, index: np.ndarray) -> np.ndarray:
@@ -286,11 +189,7 @@ class GPRStrategy(Strategy):
         if len(ok) < 2:
             return self._space_filling(n, reason="fewer than 2 successful measurements")
         try:
-            return (
-                self._model_step(n, ok)
-                if self.screening is None
-                else self.screening.step(self, n, ok)
-            )
+            return self._screened_step(n, ok) if self.screening else self._model_step(n, ok)
         except SurrogateError as exc:
             _log.warning("GPR falls back to space filling: %s", exc)
             return self._space_filling(n, reason=str(exc))
@@ -298,7 +197,7 @@ class GPRStrategy(Strategy):
     def _initial(self, n: int) -> np.ndarray:
         if self._design is None:
             self._design = sample_index(
-                self.space, self.n_init, method=self.init_method, seed=self.seed
+                self.space, self.n_init, method=self.options.init_method, seed=self.seed
             )
         fresh = self._design[~self.is_seen(self._design)]
         return fresh[:n]
@@ -325,6 +224,20 @@ class GPRStrategy(Strategy):
             index = index[first]
         return self.features(index), values
 
+    def _screened_step(self, n: int, ok: Sequence[Trial]) -> list[Proposal]:
+        """Screen once when the initial design is told (restricting the pool to the
+        parameters that matter), then propose as usual, recording the decision."""
+        assert self.screening is not None
+        if self.screening.decision is None and len(self.trials) >= self.n_init:
+            gp = GPSurrogate(self.gp_settings, self.gp.d, len(self.basis))
+            initial = self.trials[: self.n_init]
+            decision = self.screening.screen(initial, gp, self.features, self.space, self.seed or 0)
+            if decision.fixed:
+                self.pool = CandidatePool(
+                    self.space, self.pool_settings, self.seed, fixed=decision.fixed
+                )
+        return self.screening.annotate(self._model_step(n, ok))
+
     def _model_step(self, n: int, ok: Sequence[Trial]) -> list[Proposal]:
         with torch_threads(self.gp_settings.threads):
             return self._select(n, ok)
@@ -338,10 +251,11 @@ class GPRStrategy(Strategy):
         feasible = self._feasibility_model()
         model = self.gp.model
         picked: list[int] = []
-        picked_info: list[dict[str, Any]] = []
+        picks: list[ModelPick] = []
         rows = scores = sources = np.empty(0)
         escape = self._stalled()
-        kind, kappa = ("lcb", self.stall_kappa) if escape else (self.acquisition, self.kappa)
+        o = self.options
+        kind, kappa = ("lcb", o.stall_kappa) if escape else (o.acquisition, o.kappa)
         for q in range(n):
             acqf = make_acquisition(kind, model, best_f, kappa)
 
@@ -351,7 +265,7 @@ class GPRStrategy(Strategy):
             if q == 0:
                 poll = (
                     self._poll_set(ok)
-                    if escape and self.escape != "lcb"
+                    if escape and o.escape != "lcb"
                     else np.empty((0, self.space.dims))
                 )
                 if len(poll):
@@ -365,13 +279,7 @@ class GPRStrategy(Strategy):
                 break
             best = int(np.argmax(scores))
             picked.append(best)
-            picked_info.append(
-                {
-                    "best_acq": float(scores[best]),
-                    "picked_from": str(sources[best]),
-                    **({"stall_escape": True} if escape and q == 0 else {}),
-                }
-            )
+            picks.append(ModelPick(str(sources[best]), float(scores[best]), escape and q == 0))
             if q + 1 < n:  # kriging believer: condition on the pick at its posterior mean
                 x = torch.as_tensor(self.features(rows[best][None, :]), dtype=torch.float64)
                 with torch.no_grad():
@@ -398,13 +306,18 @@ class GPRStrategy(Strategy):
             "n_train": len(y),
         }
         configs = self.space.to_configs(rows[picked]) if picked else []
-        return [
-            Proposal(c, {**common, **info}) for c, info in zip(configs, picked_info, strict=True)
-        ]
+        return [Proposal(c, {**common, **p.info()}) for c, p in zip(configs, picks, strict=True)]
+
+    def _observe(self, trials: Sequence[Trial]) -> None:
+        start = len(self.trials) - len(trials)
+        for i, trial in enumerate(trials, start):
+            pick = ModelPick.of(trial.info)
+            if pick is not None and pick.escape:
+                self.escapes.append(i)
 
     # ---------------------------------------------------------- feasibility
     def _feasibility_model(self) -> Any:
-        if not self.feasibility:
+        if not self.options.feasibility:
             return None
         labels = np.array([t.ok for t in self.trials])
         if labels.all() or not labels.any():
@@ -419,14 +332,13 @@ class GPRStrategy(Strategy):
 
     def _stalled(self) -> bool:
         """Whether ``stall`` measurements went by since the best one and the last escape step."""
-        if self.stall is None:
+        if self.options.stall is None:
             return False
         ok = [(t.value, i) for i, t in enumerate(self.trials) if t.ok]
         if not ok:
             return False
-        escapes = [i for i, t in enumerate(self.trials) if t.info.get("stall_escape")]
-        since = max([min(ok)[1], *escapes])
-        return len(self.trials) - 1 - since >= self.stall
+        since = max([min(ok)[1], *self.escapes])
+        return len(self.trials) - 1 - since >= self.options.stall
 
     def _poll_set(self, ok: Sequence[Trial]) -> np.ndarray:
         """Unmeasured valid configurations one parameter away (any level) from the best;
@@ -442,14 +354,14 @@ class GPRStrategy(Strategy):
         _, first = np.unique(self.space.row_keys(moves), return_index=True)
         moves = moves[np.sort(first)]
         moves = moves[~self.is_seen(moves)]
-        if self.escape != "rotate" or not len(moves):
+        if self.options.escape != "rotate" or not len(moves):
             return moves
         along = np.argmax(moves != row, axis=1)  # the one parameter each move changes
         since = next((i for i, t in enumerate(self.trials) if t is best), len(self.trials))
         polled = np.zeros(moves.shape[1], dtype=int)
-        for t in self.trials[since + 1 :]:
-            if t.info.get("stall_escape"):
-                changed = np.flatnonzero(self.space.to_index([t.config])[0] != row)
+        for i in self.escapes:
+            if i > since:
+                changed = np.flatnonzero(self.space.to_index([self.trials[i].config])[0] != row)
                 polled[changed] += len(changed) == 1
         return moves[polled[along] == polled[along].min()]
 

@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Any
 
-from gpautotune.exceptions import ConfigError
+import numpy as np
+from pydantic import PositiveInt
+
 from gpautotune.space import Space
 from gpautotune.strategies._registry import register
+from gpautotune.strategies._settings import StrategySettings, strategy_settings
 from gpautotune.strategies._stepwise import StepwiseStrategy
 from gpautotune.strategies._subspace import Subspace
 
-__all__ = ["GreedySearch"]
+__all__ = ["GreedySearch", "GreedySettings"]
+
+
+@strategy_settings
+class GreedySettings(StrategySettings):
+    """Options of :class:`GreedySearch` and of greedy search with restarts."""
+
+    radius: PositiveInt = 1
 
 
 @register("greedy")
@@ -30,17 +40,14 @@ class GreedySearch(StepwiseStrategy):
     #: Whether a local optimum triggers a new random start (GSR) instead of stopping.
     restart: bool = False
 
-    def __init__(self, space: Space, *, seed: int | None = None, radius: int = 1) -> None:
-        if radius < 1:
-            raise ConfigError(f"{type(self).__name__}: radius must be >= 1, got {radius}")
-        super().__init__(space, seed=seed)
-        self.radius = int(radius)
+    Settings = GreedySettings
+    options: GreedySettings
+
+    def __init__(self, space: Space, *, seed: int | None = None, **options: Any) -> None:
+        super().__init__(space, seed=seed, **options)
         self._current: np.ndarray | None = None
         self._starting = False
         self.starts = 0
-
-    def settings(self) -> dict[str, int]:
-        return {"radius": self.radius}
 
     def _info(self) -> dict[str, object]:
         return {"start": self.starts, "phase": "start" if self._starting else "neighbours"}
@@ -71,7 +78,7 @@ class GreedySearch(StepwiseStrategy):
         return start
 
     def _neighbours(self) -> np.ndarray:
-        return self.space.neighbor_index(self._current, self.radius)
+        return self.space.neighbor_index(self._current, self.options.radius)
 
     def _best_neighbour(self, current_value: float) -> np.ndarray | None:
         rows = self._neighbours()

@@ -3,19 +3,28 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
+from pydantic import PositiveInt
 from scipy.stats import qmc
 
-from gpautotune.exceptions import ConfigError
 from gpautotune.space import Space
 from gpautotune.strategies._registry import register
+from gpautotune.strategies._settings import StrategySettings, strategy_settings
 from gpautotune.strategies._stepwise import StepwiseStrategy
 
-__all__ = ["LatinHypercube"]
+__all__ = ["LatinHypercube", "LHSSettings"]
 
 _PILOT = 1 << 14
 _MAX_RAW = 1 << 21
+
+
+@strategy_settings
+class LHSSettings(StrategySettings):
+    """Options of :class:`LatinHypercube`."""
+
+    samples: PositiveInt = 100
 
 
 @register("lhs")
@@ -36,15 +45,12 @@ class LatinHypercube(StepwiseStrategy):
         samples: the expected number of valid, distinct points of the design.
     """
 
-    def __init__(self, space: Space, *, seed: int | None = None, samples: int = 100) -> None:
-        if samples < 1:
-            raise ConfigError(f"lhs: samples must be >= 1, got {samples}")
-        super().__init__(space, seed=seed)
-        self.samples = int(samples)
-        self._done = False
+    Settings = LHSSettings
+    options: LHSSettings
 
-    def settings(self) -> dict[str, int]:
-        return {"samples": self.samples}
+    def __init__(self, space: Space, *, seed: int | None = None, **options: Any) -> None:
+        super().__init__(space, seed=seed, **options)
+        self._done = False
 
     def valid_fraction(self) -> float:
         """Fraction of uniform points of the encoded cube that round to a valid configuration."""
@@ -56,6 +62,6 @@ class LatinHypercube(StepwiseStrategy):
             return None
         self._done = True
         fraction = self.valid_fraction()
-        raw = min(_MAX_RAW, math.ceil(self.samples / max(fraction, 1.0 / _PILOT)))
+        raw = min(_MAX_RAW, math.ceil(self.options.samples / max(fraction, 1.0 / _PILOT)))
         index = self.space.snap(qmc.LatinHypercube(self.space.dims, seed=self.rng).random(raw))
         return self.space.unique_rows(index[self.space.valid_mask(index)])

@@ -2,18 +2,44 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
+from pydantic import NonNegativeInt, PlainValidator, PositiveInt, model_validator
 
-from gpautotune.exceptions import ConfigError
 from gpautotune.space import Space
-from gpautotune.strategies._fixing import FactorFixing
+from gpautotune.strategies._fixing import FactorFixing, FactorFixingSettings
 from gpautotune.strategies._registry import register
+from gpautotune.strategies._settings import strategy_settings
 from gpautotune.surrogate import Basis, build_basis
 
-__all__ = ["LinearModelSearch"]
+__all__ = ["LinearModelSearch", "LMSettings"]
+
+
+def _fix_rule(value: Any) -> int | str:
+    if isinstance(value, str) or (
+        isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    ):
+        return value
+    raise ValueError("a fix entry is a count >= 0 or a formula")
+
+
+@strategy_settings
+class LMSettings(FactorFixingSettings):
+    """Options of :class:`LinearModelSearch` (and, with ``quantile``, of qr)."""
+
+    samples: tuple[PositiveInt, ...] = (50, 40, 20, 5)
+    fix: tuple[Annotated[int | str, PlainValidator(_fix_rule)], ...] = (2, 1, 1, 1)
+    enumerate_last: NonNegativeInt = 16
+
+    @model_validator(mode="after")
+    def _one_rule_per_step(self) -> LMSettings:
+        if not self.samples or len(self.samples) != len(self.fix):
+            raise ValueError(
+                "samples and fix need the same, non-zero length; "
+                f"got {list(self.samples)} and {list(self.fix)}"
+            )
+        return self
 
 
 @register("lm")
@@ -48,54 +74,20 @@ class LinearModelSearch(FactorFixing):
         candidates: sample size for predictions in slices too large to enumerate.
     """
 
+    Settings = LMSettings
+    options: LMSettings
     #: Regression quantile (None: least squares); set by the qr subclass.
     quantile: float | None = None
 
-    def __init__(
-        self,
-        space: Space,
-        *,
-        seed: int | None = None,
-        formula: str = "linear",
-        samples: Sequence[int] = (50, 40, 20, 5),
-        fix: Sequence[int | str] = (2, 1, 1, 1),
-        enumerate_last: int = 16,
-        candidates: int = 10_000,
-    ) -> None:
-        super().__init__(space, seed=seed, formula=formula, candidates=candidates)
-        samples, fix = list(samples), list(fix)
-        if not samples or len(samples) != len(fix):
-            raise ConfigError(
-                f"{self.name}: samples and fix need the same, non-zero length; got {samples} and {fix}"
-            )
-        if any(int(s) < 1 for s in samples) or enumerate_last < 0:
-            raise ConfigError(
-                f"{self.name}: samples must be >= 1 and enumerate_last >= 0; got {samples}, {enumerate_last}"
-            )
-        self.samples = [int(s) for s in samples]
-        self.fix_rules: list[int | Basis] = [self._rule(r) for r in fix]
-        self.fix_spec = [r if isinstance(r, str) else int(r) for r in fix]
-        self.enumerate_last = int(enumerate_last)
+    def __init__(self, space: Space, *, seed: int | None = None, **options: Any) -> None:
+        super().__init__(space, seed=seed, **options)
+        self.fix_rules: list[int | Basis] = [
+            build_basis(r, space) if isinstance(r, str) else r for r in self.options.fix
+        ]
         self._measuring = False
 
-    def _rule(self, rule: int | str) -> int | Basis:
-        if isinstance(rule, str):
-            return build_basis(rule, self.space)
-        if isinstance(rule, bool) or int(rule) < 0:
-            raise ConfigError(
-                f"{self.name}: a fix entry is a count >= 0 or a formula, got {rule!r}"
-            )
-        return int(rule)
-
     def settings(self) -> dict[str, Any]:
-        return {
-            "formula": self.formula,
-            "samples": self.samples,
-            "fix": self.fix_spec,
-            "enumerate_last": self.enumerate_last,
-            "candidates": self.candidates,
-            "quantile": self.quantile,
-        }
+        return {**self.options.as_dict(), "quantile": self.quantile}
 
     def _step(self) -> np.ndarray | None:
         if self.phase == "final":
@@ -107,11 +99,12 @@ class LinearModelSearch(FactorFixing):
         return self._design()
 
     def _design(self) -> np.ndarray | None:
-        size = self.samples[min(self.step, len(self.samples) - 1)]
+        samples = self.options.samples
+        size = samples[min(self.step, len(samples) - 1)]
         fresh = self.unexplored()
-        past_schedule = self.step >= len(self.samples)
+        past_schedule = self.step >= len(samples)
         if fresh is not None and (
-            len(fresh) <= size or (past_schedule and len(fresh) <= self.enumerate_last)
+            len(fresh) <= size or (past_schedule and len(fresh) <= self.options.enumerate_last)
         ):
             self.phase = "final"
             return fresh

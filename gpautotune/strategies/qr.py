@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import Annotated, Any
 
-from gpautotune.exceptions import ConfigError
+from pydantic import Field
+
 from gpautotune.space import Space
 from gpautotune.strategies._registry import register
-from gpautotune.strategies.lm import LinearModelSearch
+from gpautotune.strategies._settings import strategy_settings
+from gpautotune.strategies.lm import LinearModelSearch, LMSettings
 
-__all__ = ["QuantileRegressionSearch"]
+__all__ = ["QRSettings", "QuantileRegressionSearch"]
+
+
+@strategy_settings
+class QRSettings(LMSettings):
+    """Options of :class:`QuantileRegressionSearch`: lm's and the quantile."""
+
+    quantile: Annotated[float, Field(gt=0, lt=1)] = 0.05
 
 
 @register("qr")
@@ -25,27 +34,9 @@ class QuantileRegressionSearch(LinearModelSearch):
         formula, samples, fix, enumerate_last, candidates: as for ``lm``.
     """
 
-    def __init__(
-        self,
-        space: Space,
-        *,
-        seed: int | None = None,
-        quantile: float = 0.05,
-        formula: str = "linear",
-        samples: Sequence[int] = (50, 40, 20, 5),
-        fix: Sequence[int | str] = (2, 1, 1, 1),
-        enumerate_last: int = 16,
-        candidates: int = 10_000,
-    ) -> None:
-        if not 0.0 < quantile < 1.0:
-            raise ConfigError(f"qr: quantile must lie in (0, 1), got {quantile}")
-        self.quantile = float(quantile)
-        super().__init__(
-            space,
-            seed=seed,
-            formula=formula,
-            samples=samples,
-            fix=fix,
-            enumerate_last=enumerate_last,
-            candidates=candidates,
-        )
+    Settings = QRSettings
+    options: QRSettings
+
+    def __init__(self, space: Space, *, seed: int | None = None, **options: Any) -> None:
+        super().__init__(space, seed=seed, **options)
+        self.quantile = self.options.quantile

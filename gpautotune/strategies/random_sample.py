@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from gpautotune.space._space import DEFAULT_ENUMERATION_LIMIT
+from gpautotune.space import DEFAULT_ENUMERATION_LIMIT
 from gpautotune.strategies._registry import register
 from gpautotune.strategies._stream import StreamStrategy
 

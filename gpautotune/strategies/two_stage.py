@@ -3,20 +3,34 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
+from pydantic import Field, PositiveInt
 from scipy.stats import norm
 
 from gpautotune.exceptions import ConfigError
 from gpautotune.space import Space
 from gpautotune.strategies._registry import register
+from gpautotune.strategies._settings import StrategySettings, strategy_settings
 from gpautotune.strategies._stepwise import StepwiseStrategy
 from gpautotune.strategies._subspace import Subspace
 
-__all__ = ["TwoStage"]
+__all__ = ["TwoStage", "TwoStageSettings"]
 
 Model = Literal["mlp", "gp"]
+
+
+@strategy_settings
+class TwoStageSettings(StrategySettings):
+    """Options of :class:`TwoStage`."""
+
+    samples: Annotated[int, Field(ge=3)] = 60
+    threshold: Annotated[float, Field(gt=0, lt=1)] = 0.1
+    model: Model = "mlp"
+    ensemble: Annotated[int, Field(ge=2)] = 11
+    hidden: PositiveInt = 50
+    candidates: PositiveInt = 20_000
 
 
 @register("two-stage")
@@ -45,32 +59,11 @@ class TwoStage(StepwiseStrategy):
         candidates: sample of the valid set ranked in stage 2 when it cannot be enumerated.
     """
 
-    def __init__(
-        self,
-        space: Space,
-        *,
-        seed: int | None = None,
-        samples: int = 60,
-        threshold: float = 0.1,
-        model: Model = "mlp",
-        ensemble: int = 11,
-        hidden: int = 50,
-        candidates: int = 20_000,
-    ) -> None:
-        if (
-            samples < 3
-            or not 0 < threshold < 1
-            or model not in ("mlp", "gp")
-            or ensemble < 2
-            or hidden < 1
-        ):
-            raise ConfigError(
-                "two-stage: need samples >= 3, 0 < threshold < 1, model 'mlp' or 'gp', ensemble >= 2, "
-                f"hidden >= 1; got {samples}, {threshold}, {model!r}, {ensemble}, {hidden}"
-            )
-        super().__init__(space, seed=seed)
-        self.samples, self.threshold, self.model = int(samples), float(threshold), model
-        self.ensemble, self.hidden, self.candidates = int(ensemble), int(hidden), int(candidates)
+    Settings = TwoStageSettings
+    options: TwoStageSettings
+
+    def __init__(self, space: Space, *, seed: int | None = None, **options: Any) -> None:
+        super().__init__(space, seed=seed, **options)
         self._order: list[tuple[np.ndarray, float]] | None = None
         self._errors: list[float] = []
         self._last: tuple[np.ndarray, float] | None = None
@@ -78,23 +71,13 @@ class TwoStage(StepwiseStrategy):
         self._sampled = False
         self.stage = 1
 
-    def settings(self) -> dict[str, Any]:
-        return {
-            "samples": self.samples,
-            "threshold": self.threshold,
-            "model": self.model,
-            "ensemble": self.ensemble,
-            "hidden": self.hidden,
-            "candidates": self.candidates,
-        }
-
     def _info(self) -> dict[str, Any]:
         return {"stage": self.stage}
 
     def _step(self) -> np.ndarray | None:
         if not self._sampled:
             self._sampled = True
-            return Subspace(self.space).sample(self.samples, self.rng, exclude=self.history)
+            return Subspace(self.space).sample(self.options.samples, self.rng, exclude=self.history)
         if self._order is None:
             self.stage = 2
             if not self._train():
@@ -112,7 +95,7 @@ class TwoStage(StepwiseStrategy):
             return False
         self._log = bool(np.all(values > 0))
         X, y = self.space.encode(index), self._target(values)
-        folds = np.array_split(self.rng.permutation(len(y)), min(self.ensemble, len(y)))
+        folds = np.array_split(self.rng.permutation(len(y)), min(self.options.ensemble, len(y)))
         models, residuals = [], np.empty(len(y))
         for fold in folds:
             train = np.setdiff1d(np.arange(len(y)), fold)
@@ -133,13 +116,13 @@ class TwoStage(StepwiseStrategy):
             from sklearn.neural_network import MLPRegressor
         except ImportError:  # pragma: no cover - depends on the environment
             raise ConfigError(
-                "two-stage needs scikit-learn: pip install 'gpautotune[quantization]'"
+                "two-stage needs scikit-learn, a dependency of gpautotune: pip install scikit-learn"
             ) from None
         centre, scale = float(y.mean()), float(y.std()) or 1.0
         state = int(self.rng.integers(2**31))
-        if self.model == "mlp":
+        if self.options.model == "mlp":
             net = MLPRegressor(
-                hidden_layer_sizes=(self.hidden,),
+                hidden_layer_sizes=(self.options.hidden,),
                 activation="logistic",
                 solver="lbfgs",
                 max_iter=2000,
@@ -155,7 +138,7 @@ class TwoStage(StepwiseStrategy):
 
     def _pool(self) -> np.ndarray:
         sub = Subspace(self.space)
-        pool = sub.enumerate() if sub.enumerable else sub.sample(self.candidates, self.rng)
+        pool = sub.enumerate() if sub.enumerable else sub.sample(self.options.candidates, self.rng)
         fresh = np.fromiter(
             (k not in self.history for k in self.keys(pool)), dtype=bool, count=len(pool)
         )
@@ -181,7 +164,7 @@ class TwoStage(StepwiseStrategy):
             row, predicted = self._order.pop(0)
             if self.keys(row[None, :])[0] in self.history:
                 continue
-            if norm.cdf((best - predicted) / sd) < self.threshold:
+            if norm.cdf((best - predicted) / sd) < self.options.threshold:
                 return None
             self._last = (row, predicted)
             return row[None, :]

@@ -2,7 +2,14 @@
 linear fits."""
 
 from gpautotune.surrogate._formula import SHORTCUTS, Basis, Term, build_basis
-from gpautotune.surrogate._gp import FitReport, GPSettings, GPSurrogate, SurrogateError
+from gpautotune.surrogate._gp import (
+    FitReport,
+    GPSettings,
+    GPSurrogate,
+    Kernel,
+    SurrogateError,
+    torch_threads,
+)
 from gpautotune.surrogate._linear import (
     LinearFit,
     Transform,
@@ -18,6 +25,7 @@ __all__ = [
     "FitReport",
     "GPSettings",
     "GPSurrogate",
+    "Kernel",
     "LinearFit",
     "SurrogateError",
     "Term",
@@ -27,4 +35,5 @@ __all__ = [
     "build_basis",
     "estimable_columns",
     "fit_linear",
+    "torch_threads",
 ]

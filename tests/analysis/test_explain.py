@@ -44,8 +44,22 @@ def test_explain_run_refits_with_the_run_settings_and_writes_a_chart(tmp_path):
     record, trials = load_run(db)  # the last run
     assert record.id == 2
     strategy = fit_run_surrogate(record, run_space(record), trials)
-    assert strategy.trend == "constant" and strategy.seed == 2 and strategy.gp.model is not None
-    table, png = explain_run(db, 2, out_dir=tmp_path / "out", n=128, paths=8, bootstrap=20)
+    assert (
+        strategy.options.trend == "constant"
+        and strategy.seed == 2
+        and strategy.gp.model is not None
+    )
+    steps = []
+    table, png = explain_run(
+        db,
+        2,
+        out_dir=tmp_path / "out",
+        n=128,
+        paths=8,
+        bootstrap=20,
+        progress=lambda i, what: steps.append((i, what)),
+    )
+    assert [i for i, _ in steps] == [0, 1, 2, 3] and "9 ok trials" in steps[1][1]
     assert png is not None and png.stat().st_size > 0
     assert (tmp_path / "out" / "run2-sobol-box.csv").is_file()
     assert (

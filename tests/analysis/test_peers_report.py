@@ -79,7 +79,8 @@ def test_best_peer_is_paired_with_ours_by_seed() -> None:
     assert list(table["peer"]) == ["A", "A"] and list(table["budget"]) == [2, 4]
     row = table.iloc[0]
     assert row["pairs"] == 12 and row["diff"] == pytest.approx(-0.1)
-    assert row["wilcoxon_p"] < 0.01 and row["verdict"] == "GPR better"
+    assert row["test"] == "wilcoxon" and row["p_value"] < 0.01 and row["verdict"] == "GPR better"
+    assert row["diff_ci_low"] <= row["diff_ci_high"] < 0
     shuffled = [groups[0], _group("A", "kt-pso", list(peer_a[::-1]), list(range(11, -1, -1)))]
     again = peer_comparison(shuffled, [4], scale=1.0).iloc[0]
     assert again["diff"] == pytest.approx(-0.1)  # paired by seed, not by position

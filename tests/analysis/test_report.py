@@ -9,14 +9,14 @@ from gpautotune.analysis import (
     analyse,
     expected_random_best,
     load_runs,
+    report_dir,
     summary_table,
     write_report,
 )
-from gpautotune.comparison import resolve_problem
-from gpautotune.config import Section
+from gpautotune.config import Section, build_problem
 from gpautotune.problems import Measurement, Status
 from gpautotune.space import IntRange, Space
-from gpautotune.storage import record_problem
+from gpautotune.storage import Journal
 from gpautotune.tuner import TuningRun, tune
 
 NAN = np.nan
@@ -41,7 +41,8 @@ def journal(tmp_path):
     TuningRun(space, "random", storage=db, seed=9, budget=4, label="A").tell(
         {"x": 0}, 0.1
     )  # unfinished
-    record_problem(db, "toy", {}, {"name": "booth"}, 0.5)
+    with Journal(db) as journal:
+        journal.record_problem("toy", {}, {"name": "booth"}, 0.5)
     return db
 
 
@@ -72,11 +73,17 @@ def test_summary_pairwise_and_score(journal):
     assert report.reference == {"toy": "A"}  # the random strategy
     p = report.pairwise
     assert p["strategy"].tolist() == ["B", "B"] and set(p["metric"]) == {"slowdown"}
-    assert p.loc[p["budget"] == 4, "diff"].item() == pytest.approx((1 + 1) / 2 / 0.5 - 3.0)
-    # no table to rebuild: the baseline is A's mean curve, so A scores 0 wherever defined
+    # paired over the seeds both ran (0 and 1): B's slowdowns 2, 2 against A's 6, 2
+    at4 = p.loc[p["budget"] == 4].iloc[0]
+    assert at4["test"] == "wilcoxon" and at4["n"] == 2
+    assert at4["diff"] == pytest.approx(((1 - 3) + (1 - 1)) / 2 / 0.5)
+    assert at4["p_holm"] == at4["p_value"]  # one strategy against the reference
+    # no table to rebuild: the baseline is A's mean curve, so A's score (0 by
+    # construction) is left out, and said so
     assert report.baselines["toy"].source.startswith("estimated")
-    a_scores = report.curves[report.curves["strategy"] == "A"]["score"].dropna()
-    assert len(a_scores) == 4 and np.allclose(a_scores, 0.0)
+    assert report.baselines["toy"].estimated_from == "A"
+    curves = report.curves.set_index("strategy")
+    assert curves.loc["A", "score"].isna().all() and curves.loc["B", "score"].notna().any()
 
 
 def test_written_files_and_terminal_table(journal, tmp_path):
@@ -98,8 +105,8 @@ def test_written_files_and_terminal_table(journal, tmp_path):
     assert pd.read_csv(tmp_path / "out" / "pairwise.csv")["reference"].unique().tolist() == ["B"]
     text = (tmp_path / "out" / "report.md").read_text()
     assert "## toy" in text and "Against B" in text and "![toy-score.png](toy-score.png)" in text
-    table = summary_table(analyse(journal))
-    assert isinstance(table, Table) and table.row_count == 2
+    tables = [r for r in summary_table(analyse(journal)).renderables if isinstance(r, Table)]
+    assert len(tables) == 1 and tables[0].row_count == 2
 
 
 def test_replay_problems_get_the_exact_random_baseline(tmp_path):
@@ -112,13 +119,32 @@ def test_replay_problems_get_the_exact_random_baseline(tmp_path):
         "objective": "t",
         "parameters": [{"name": "x", "kind": "int", "low": 0, "high": 9}],
     }
-    problem = resolve_problem(Section(**section))
+    problem = build_problem(Section(**section))
     db = tmp_path / "r.db"
     for seed in range(3):
         tune(problem, "random", 6, storage=db, seed=seed, label="RS")
-    record_problem(db, problem.name, problem.describe(), section, problem.optimum)
+    with Journal(db) as journal:
+        journal.record_problem(problem.name, problem.describe(), section, problem.optimum)
     report = analyse(db)
     assert report.baselines["replay"].source.startswith("exact")
     random = report.curves["random"].to_numpy()
     assert np.allclose(random, expected_random_best(values, np.arange(1, 7)))
     assert report.summary["slowdown_mean"].notna().all()  # optimum 1.0 is known
+
+
+def test_a_comparisons_stored_settings_are_the_reports_defaults(journal, tmp_path):
+    assert report_dir(journal) == journal.with_name("j-report")  # what compare writes
+    with Journal(journal) as j:
+        j.record_report_settings(
+            {
+                "labels": ["B", "A"],
+                "checkpoints": [3],
+                "reference": "B",
+                "output": str(tmp_path / "rep"),
+            }
+        )
+    report = analyse(journal)
+    assert [g.label for g in report.runs.groups] == ["B", "A"]  # the file's strategy order
+    assert report.checkpoints == {"toy": [3]} and report.reference == {"toy": "B"}
+    assert report_dir(journal) == tmp_path / "rep"
+    assert analyse(journal, checkpoints=[2], reference="A").checkpoints == {"toy": [2]}

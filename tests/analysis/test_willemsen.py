@@ -7,7 +7,10 @@ import pytest
 
 from gpautotune.analysis import (
     expected_random_best,
-    random_search_expectation,
+    expected_rank_random_best,
+    median_run_curve,
+    methodology_score,
+    random_best_moments,
     willemsen_score,
 )
 
@@ -46,14 +49,47 @@ def test_score_is_zero_for_random_one_at_the_optimum_negative_when_worse():
     assert willemsen_score(random, random, 2.0)[0] == 0.0
 
 
-def test_random_search_expectation_counts_failed_rows_as_spent_draws():
+def test_failures_cost_a_draw_and_give_no_value():
     values = np.array([3.0, 1.0, 4.0, 1.5, 5.0])
-    rows = np.concatenate([values, np.full(3, np.inf)])  # three rows that fail
+    rows = [*values, np.nan, np.nan, np.nan]  # three rows that fail when drawn
     for b in range(1, len(rows) + 1):
-        bests = [min(c) for c in itertools.combinations(rows, b)]
-        brute = np.mean([x for x in bests if np.isfinite(x)])  # runs with an ok draw
-        exact = random_search_expectation(values, 3, b)[0]
-        assert exact == pytest.approx(brute, rel=1e-12)
-    assert random_search_expectation(values, 0, [2, 4]) == pytest.approx(
-        expected_random_best(values, [2, 4])
+        bests = [np.nanmin(c) for c in itertools.combinations(rows, b) if not np.isnan(c).all()]
+        mean, sd = random_best_moments(values, b, failures=3)
+        assert mean[0] == pytest.approx(np.mean(bests), rel=1e-12)
+        assert sd[0] == pytest.approx(np.std(bests), rel=1e-9, abs=1e-12)
+    # without failures the draw is as before; failures make the expected best worse
+    assert expected_random_best(values, 2, failures=0)[0] == pytest.approx(
+        np.mean([min(c) for c in itertools.combinations(values, 2)])
     )
+    assert expected_random_best(values, 2, failures=3)[0] > expected_random_best(values, 2)[0]
+
+
+def test_the_packages_random_curve_is_one_rank_better_than_the_expected_rank():
+    table = np.array([5.0, 1.0, 3.0, 9.0, 7.0])  # worst first: 9 7 5 3 1
+    # b = 1: expected rank (N+1)/2 = 3 from the best (value 5), the package takes rank 2;
+    # b = 2: expected rank 2 (value 3), the package takes the best
+    assert expected_rank_random_best(table, [1, 2, 100]).tolist() == [3.0, 1.0, 1.0]
+    assert expected_random_best(table, 1)[0] == pytest.approx(5.0)
+
+
+def test_median_run_is_taken_by_rank_rounded_half_to_even():
+    table = np.array([1.0, 2.0, 3.0, 4.0])
+    curves = np.array([[4.0, 1.0], [1.0, 1.0], [2.0, 2.0], [4.0, 1.0]])  # four runs
+    # budget 1: ranks 3, 0, 1, 3 -> median 2 -> 3.0; budget 2: ranks 0 0 1 0 -> 0 -> 1.0
+    assert median_run_curve(curves, table).tolist() == [3.0, 1.0]
+    assert median_run_curve(curves[:2], table).tolist() == [3.0, 1.0]  # median 1.5 -> 2
+
+
+def test_methodology_score_conventions():
+    table = np.array([1.0, 2.0, 3.0, 4.0, 6.0, 7.0, 8.0, 9.0, 10.0])
+    curves = np.array([[3.0, 2.0], [4.0, 4.0], [6.0, 1.0]])
+    exact = methodology_score(curves, table, 1.0)
+    random = expected_random_best(table, [1, 2])
+    np.testing.assert_allclose(exact, (curves.mean(axis=0) - random) / (1.0 - random))
+    package = methodology_score(curves, table, 1.0, convention="package")
+    rank_random = expected_rank_random_best(table, [1, 2])
+    assert rank_random.tolist() == [4.0, 2.0]
+    median = np.array([4.0, 2.0])  # the median run by rank at each budget
+    np.testing.assert_allclose(package, (median - rank_random) / (1.0 - rank_random))
+    with pytest.raises(ValueError, match="convention"):
+        methodology_score(curves, table, 1.0, convention="median")

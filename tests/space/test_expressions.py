@@ -53,3 +53,11 @@ def test_unknown_name_is_named_in_the_error():
 def test_syntax_error_is_a_predicate_error():
     with pytest.raises(PredicateError, match="cannot parse"):
         compile_expression("a >", ["a"])
+
+
+def test_membership_in_a_literal_list_or_tuple():
+    assert compile_expression("a in [1, 4]", ["a"])(COLS).tolist() == [True, False, False, True]
+    expr = compile_expression("b not in (2,) and a*b <= 8", ["a", "b"])
+    assert expr(COLS).tolist() == [False, False, True, False]
+    with pytest.raises(PredicateError, match="literal list"):
+        compile_expression("a in b", ["a", "b"])

@@ -1,3 +1,5 @@
+import sqlite3
+
 import pandas as pd
 import pytest
 
@@ -45,6 +47,46 @@ def test_trials_round_trip_and_are_unique_per_number(tmp_path):
         j.add_trial(run.id, t1)
     # a second connection (another process) sees committed trials
     assert len(Journal(tmp_path / "j.db").trials(run.id)) == 2
+
+
+def test_read_methods_give_runs_trials_and_the_catalog(tmp_path):
+    with Journal(tmp_path / "j.db") as j:
+        run = j.open_run(spec(label="L"), 3)
+        j.add_trials(
+            run.id,
+            [
+                Trial(0, {"x": 1}, Measurement.success(2.0), origin=Origin.WARM_START),
+                Trial(1, {"x": 2}, Measurement.success(1.0)),
+                Trial(2, {"x": 3}, Measurement.failure(Status.RUN_ERROR, "crash")),
+            ],
+        )
+        j.record_problem("p", {"a": 1}, {"name": "booth"}, 0.5)
+        j.record_problem("p", {"a": 1}, {"name": "booth", "levels": 3}, 0.25)  # updated
+    with Journal(tmp_path / "j.db", read_only=True) as j:
+        runs = j.run_table()
+        assert runs[["id", "problem", "label", "budget"]].values.tolist() == [[run.id, "p", "L", 3]]
+        assert runs["problem_settings"].tolist() == ['{"a": 1}']  # as stored, the catalog's key
+        tuner = j.trial_values()
+        assert tuner[["number", "status"]].values.tolist() == [[1, "ok"], [2, "run_error"]]
+        assert len(j.trial_values(origin=None)) == 3
+        entry = j.problem_catalog()["p", '{"a": 1}']
+        assert entry.section == {"name": "booth", "levels": 3} and entry.optimum == 0.25
+
+
+def test_read_only_journals_are_checked_and_left_alone(tmp_path):
+    with pytest.raises(StorageError, match="does not exist"):
+        Journal(tmp_path / "missing.db", read_only=True)
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.commit()
+    with pytest.raises(StorageError, match="not a gpautotune journal"):
+        Journal(other, read_only=True)
+    tables = sqlite3.connect(other).execute("SELECT name FROM sqlite_master").fetchall()
+    assert tables == [("t",)]  # no journal tables were created in someone else's database
+    old = tmp_path / "old.db"  # a journal written before the problem catalog existed
+    Journal(old).close()
+    sqlite3.connect(old).execute("DROP TABLE problem_catalog").connection.commit()
+    with Journal(old, read_only=True) as j:
+        assert j.problem_catalog() == {}
 
 
 def test_export_csv_parquet_and_frame(tmp_path):

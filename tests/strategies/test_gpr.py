@@ -8,10 +8,23 @@ from gpautotune.problems.synthetic import BoothProblem, ConstrainedBitsProblem, 
 from gpautotune.space import IntRange, Space
 from gpautotune.storage import import_csv
 from gpautotune.strategies import make_strategy
+from gpautotune.strategies.gpr import GPRStrategy, ModelPick
 from gpautotune.surrogate import GPSurrogate
+from gpautotune.trial import Trial
 from gpautotune.tuner import tune
 
 FAST = {"n_init": 6, "restarts": 0}
+
+
+def _pick(trial: Trial) -> ModelPick:
+    pick = ModelPick.of(trial.info)
+    assert pick is not None, f"trial {trial.number} is no model pick"
+    return pick
+
+
+def _escape(trial: Trial) -> bool:
+    pick = ModelPick.of(trial.info)
+    return pick is not None and pick.escape
 
 
 def test_seeded_runs_are_reproducible():
@@ -19,7 +32,7 @@ def test_seeded_runs_are_reproducible():
     a = tune(problem, "gpr", 14, seed=3, strategy_options=FAST)
     b = tune(problem, "gpr", 14, seed=3, strategy_options=FAST)
     assert [t.config for t in a.trials] == [t.config for t in b.trials]
-    assert a.trials[-1].info["source"] == "model"
+    assert a.trials[-1].source == "model"
 
 
 def test_gpr_beats_its_initial_design_on_booth():
@@ -57,9 +70,7 @@ def test_forced_cholesky_failure_does_not_stop_a_run(monkeypatch):
     monkeypatch.setattr(GPSurrogate, "_fit_from", flaky)
     result = tune(BoothProblem(), "gpr", 14, seed=2, strategy_options=FAST)
     assert result.used == 14
-    assert any(
-        t.info.get("fit_fallback") or t.info.get("source") == "model" for t in result.trials[6:]
-    )
+    assert any(t.info.get("fit_fallback") or t.source == "model" for t in result.trials[6:])
 
 
 def test_total_fit_failure_falls_back_to_space_filling(monkeypatch):
@@ -71,7 +82,7 @@ def test_total_fit_failure_falls_back_to_space_filling(monkeypatch):
     monkeypatch.setattr(GPSurrogate, "_fit_from", broken)
     result = tune(BoothProblem(), "gpr", 10, seed=2, strategy_options=FAST)
     assert result.used == 10
-    assert result.trials[-1].info["source"] == "fallback"
+    assert result.trials[-1].source == "fallback"
 
 
 class FailingBooth(BoothProblem):
@@ -104,7 +115,7 @@ def test_warm_start_from_csv_uses_the_rows(tmp_path):
     )
     assert result.used == 3
     # 12 warm rows >= n_init: no initial design, the model is fitted on the warm rows at once
-    assert all(t.info["source"] == "model" for t in result.trials if t.counts_in_budget)
+    assert all(t.source == "model" for t in result.trials if t.counts_in_budget)
     assert result.trials[-1].info["n_train"] >= 12
     warm_keys = {tuple(c.values()) for c in rows}
     assert not warm_keys & {tuple(t.config.values()) for t in result.trials if t.counts_in_budget}
@@ -130,7 +141,7 @@ def test_non_enumerable_pool_mixes_sample_neighbours_and_backlog():
     problem = ConstrainedBitsProblem(layers=20, limit_bits=4.0)
     options = {"n_init": 8, "restarts": 0, "sample_size": 200, "perturbations": 16, "stall": None}
     result = tune(problem, "gpr", 12, seed=0, strategy_options=options)
-    pools = [t.info["pool"] for t in result.trials if t.info.get("source") == "model"]
+    pools = [t.info["pool"] for t in result.trials if t.source == "model"]
     assert pools and all(p.get("sample", 0) > 0 and p.get("neighbors", 0) > 0 for p in pools)
     assert any(p.get("backlog", 0) > 0 for p in pools[1:])
     for t in result.trials:
@@ -140,7 +151,7 @@ def test_non_enumerable_pool_mixes_sample_neighbours_and_backlog():
 def _stalled_before(trials, i: int, stall: int) -> bool:
     """The stall rule, re-derived: ``stall`` trials since the best and the last escape."""
     ok = [(t.value, j) for j, t in enumerate(trials[:i]) if t.ok]
-    escapes = [j for j, t in enumerate(trials[:i]) if t.info.get("stall_escape")]
+    escapes = [j for j, t in enumerate(trials[:i]) if _escape(t)]
     return i - 1 - max([min(ok)[1], *escapes]) >= stall
 
 
@@ -150,8 +161,8 @@ def test_stall_escape_steps_come_exactly_when_the_best_stalls(stall):
     result = tune(
         problem, "gpr", 36, seed=3, strategy_options={**FAST, "stall": stall, "stall_kappa": 10.0}
     )
-    model = [i for i, t in enumerate(result.trials) if t.info.get("source") == "model"]
-    escapes = [i for i in model if result.trials[i].info.get("stall_escape")]
+    model = [i for i, t in enumerate(result.trials) if t.source == "model"]
+    escapes = [i for i in model if _escape(result.trials[i])]
     if stall is None:
         assert escapes == []
         return
@@ -170,10 +181,36 @@ def test_a_resumed_run_counts_its_stored_escape_steps(tmp_path):
     db = str(tmp_path / "runs.db")
     first = tune(BoothProblem(), "gpr", 18, seed=5, strategy_options=options, storage=db)
     resumed = tune(BoothProblem(), "gpr", 30, seed=5, strategy_options=options, storage=db)
-    escapes = [i for i, t in enumerate(resumed.trials) if t.info.get("stall_escape")]
-    assert any(t.info.get("stall_escape") for t in first.trials) and any(i >= 18 for i in escapes)
-    model = [i for i, t in enumerate(resumed.trials) if t.info.get("source") == "model"]
+    escapes = [i for i, t in enumerate(resumed.trials) if _escape(t)]
+    assert any(_escape(t) for t in first.trials) and any(i >= 18 for i in escapes)
+    model = [i for i, t in enumerate(resumed.trials) if t.source == "model"]
     assert escapes == [i for i in model if _stalled_before(resumed.trials, i, 4)]
+
+
+def test_escape_state_is_typed_and_read_from_stored_trial_info():
+    """A journal stores a pick as ``picked_from``/``best_acq`` (``stall_escape`` on an
+    escape); the strategy keeps the escapes as positions, whatever wrote the journal."""
+    pick = ModelPick("poll", -1.5, escape=True)
+    assert ModelPick.of(pick.info()) == pick
+    assert pick.info() == {"best_acq": -1.5, "picked_from": "poll", "stall_escape": True}
+    assert ModelPick.of({"source": "initial"}) is None
+    space = BoothProblem().space
+    stored = [  # as an earlier version of the strategy wrote them
+        {"source": "initial"},
+        {"source": "model", "picked_from": "all", "best_acq": 0.1},
+        {"source": "model", "picked_from": "poll", "best_acq": -2.0, "stall_escape": True},
+        {"source": "user"},
+    ]
+    configs = space.to_configs(space.enumerate_index()[:4])
+    trials = [
+        Trial(i, c, Measurement.success(float(i + 1)), info)
+        for i, (c, info) in enumerate(zip(configs, stored, strict=True))
+    ]
+    strategy = GPRStrategy(space, seed=0)
+    strategy.tell(trials[:2])
+    strategy.tell(trials[2:])
+    assert strategy.escapes == [2]
+    assert [t.source for t in trials] == ["initial", "model", "model", "user"]
 
 
 def test_a_space_with_a_tiny_valid_fraction_does_not_stop_the_run():
@@ -183,7 +220,7 @@ def test_a_space_with_a_tiny_valid_fraction_does_not_stop_the_run():
     result = tune(
         problem, "gpr", 10, seed=0, strategy_options={"n_init": 6, "restarts": 0, "stall": None}
     )
-    model = [t.info for t in result.trials if t.info.get("source") == "model"]
+    model = [t.info for t in result.trials if t.source == "model"]
     assert len(result.trials) == 10 and len(model) == 4
     assert all(0 < i["pool"]["sample"] < 60 * 12 for i in model)
     for t in result.trials:
@@ -199,7 +236,7 @@ def test_other_acquisitions_run(acquisition):
         seed=1,
         strategy_options={**FAST, "acquisition": acquisition},
     )
-    assert result.used == 10 and np.isfinite(result.trials[-1].info["best_acq"])
+    assert result.used == 10 and np.isfinite(_pick(result.trials[-1]).best_acq)
 
 
 def test_lengthscale_bound_and_copula_warp_are_honoured():
@@ -212,9 +249,7 @@ def test_lengthscale_bound_and_copula_warp_are_honoured():
         "restarts": 1,
     }
     result = tune(problem, "gpr", 12, seed=2, strategy_options=options)
-    scales = [
-        s for t in result.trials if t.info.get("source") == "model" for s in t.info["lengthscales"]
-    ]
+    scales = [s for t in result.trials if t.source == "model" for s in t.info["lengthscales"]]
     assert scales and max(scales) <= 0.5 + 1e-9
     strategy = make_strategy("gpr", problem.space, **options)
     strategy.tell(result.trials)
@@ -256,7 +291,7 @@ def test_a_fit_that_needs_more_jitter_gets_it(monkeypatch):
 
     monkeypatch.setattr(GPSurrogate, "_fit_from", only_with_jitter)
     result = tune(BoothProblem(), "gpr", 9, seed=2, strategy_options=FAST)
-    model_steps = [t for t in result.trials if t.info.get("source") == "model"]
+    model_steps = [t for t in result.trials if t.source == "model"]
     assert model_steps and all(t.info["fit_fallback"] == "jitter" for t in model_steps)
 
 
@@ -267,8 +302,8 @@ def test_poll_escapes_change_one_parameter_of_the_best_so_far(escape):
         problem, "gpr", 36, seed=3, strategy_options={**FAST, "stall": 4, "escape": escape}
     )
     space = problem.space
-    escapes = [i for i, t in enumerate(result.trials) if t.info.get("stall_escape")]
-    assert escapes and all(result.trials[i].info["picked_from"] == "poll" for i in escapes)
+    escapes = [i for i, t in enumerate(result.trials) if _escape(t)]
+    assert escapes and all(_pick(result.trials[i]).picked_from == "poll" for i in escapes)
     for i in escapes:
         best = min((t for t in result.trials[:i] if t.ok), key=lambda t: t.value)
         moved = [k for k in best.config if best.config[k] != result.trials[i].config[k]]
@@ -281,8 +316,8 @@ def test_the_lcb_escape_looks_at_the_whole_pool():
     result = tune(
         BoothProblem(), "gpr", 36, seed=3, strategy_options={**FAST, "stall": 4, "escape": "lcb"}
     )
-    escapes = [t.info for t in result.trials if t.info.get("stall_escape")]
-    assert escapes and all(i["picked_from"] == "all" for i in escapes)
+    escapes = [_pick(t) for t in result.trials if _escape(t)]
+    assert escapes and all(p.picked_from == "all" for p in escapes)
 
 
 class _Bowl(Problem):
@@ -308,7 +343,7 @@ def test_a_poll_with_every_move_measured_falls_back_to_the_pool():
     best_after = [
         min((u for u in result.trials[:i] if u.ok), key=lambda u: u.value) for i in range(1, 13)
     ]
-    escapes = [i for i, t in enumerate(result.trials) if t.info.get("stall_escape")]
+    escapes = [i for i, t in enumerate(result.trials) if _escape(t)]
     assert escapes
     for i in escapes:
         best = best_after[i - 1].config
@@ -316,8 +351,8 @@ def test_a_poll_with_every_move_measured_falls_back_to_the_pool():
             problem.space.neighbor_index(problem.space.to_index([best])[0], 3)
         )
         unmeasured = [m for m in moves if m not in [u.config for u in result.trials[:i]]]
-        assert result.trials[i].info["picked_from"] == ("poll" if unmeasured else "all")
-    assert any(result.trials[i].info["picked_from"] == "all" for i in escapes)
+        assert _pick(result.trials[i]).picked_from == ("poll" if unmeasured else "all")
+    assert any(_pick(result.trials[i]).picked_from == "all" for i in escapes)
 
 
 class _Box(Problem):
@@ -350,7 +385,7 @@ def test_rotating_escapes_take_the_parameters_in_turn():
     trials = result.trials
     checked = repeated = 0
     for i, t in enumerate(trials):
-        if not t.info.get("stall_escape"):
+        if not _escape(t):
             continue
         since, best = min(
             ((j, u) for j, u in enumerate(trials[:i]) if u.ok), key=lambda ju: ju[1].value
@@ -366,12 +401,12 @@ def test_rotating_escapes_take_the_parameters_in_turn():
         }
         polled = {name: 0 for name in best.config}
         for u in trials[since + 1 : i]:
-            if u.info.get("stall_escape"):
+            if _escape(u):
                 moved = [k for k in best.config if u.config[k] != best.config[k]]
                 if len(moved) == 1:
                     polled[moved[0]] += 1
         if not moves_left:  # every move measured: the whole pool
-            assert t.info["picked_from"] == "all"
+            assert _pick(t).picked_from == "all"
             continue
         moved = [k for k in best.config if t.config[k] != best.config[k]]
         assert len(moved) == 1 and moved[0] in moves_left
@@ -379,8 +414,3 @@ def test_rotating_escapes_take_the_parameters_in_turn():
         checked += 1
         repeated += sum(polled.values()) > 0
     assert checked >= 4 and repeated >= 2, "the run must poll one best configuration more than once"
-
-
-def test_escape_must_be_named():
-    with pytest.raises(ConfigError, match="escape must be lcb, poll or rotate"):
-        make_strategy("gpr", BoothProblem().space, escape="random")

@@ -27,7 +27,11 @@ pytest.importorskip("smac")
 from gpautotune.exceptions import ConfigError, MissingExtraError  # noqa: E402
 from gpautotune.problems import ConstrainedBitsProblem, Measurement, Problem, Status  # noqa: E402
 from gpautotune.space import Boolean, Categorical, IntRange, PowerOfTwo, Space  # noqa: E402
-from gpautotune.strategies import available_strategies, strategy_class  # noqa: E402
+from gpautotune.strategies import (  # noqa: E402
+    available_strategies,
+    make_strategy,
+    strategy_class,
+)
 from gpautotune.strategies.peers import PEER_STRATEGIES, is_peer  # noqa: E402
 from gpautotune.strategies.peers._fair import PeerAsk, PeerStrategy  # noqa: E402
 from gpautotune.trial import Trial  # noqa: E402
@@ -304,6 +308,8 @@ def test_gpautotune_imports_without_the_peers() -> None:
         "from gpautotune.strategies import available_strategies, make_strategy\n"
         "from gpautotune.space import IntRange, Space\n"
         "assert 'kt-pso' in available_strategies()\n"
+        "from gpautotune.catalog import find_entry\n"
+        "print(find_entry('optuna-gp')[0].summary)\n"
         "make_strategy('random', Space([IntRange('a', 0, 3)]))\n"
         "try:\n"
         "    make_strategy('smac-bb', Space([IntRange('a', 0, 3)]))\n"
@@ -311,33 +317,50 @@ def test_gpautotune_imports_without_the_peers() -> None:
         "    print(exc)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == (
-        "strategy 'smac-bb' needs the optional package ConfigSpace: pip install 'gpautotune[peers]'"
-    )
+    assert out.stdout.strip().splitlines() == [
+        # `gpautotune list` shows the peers all the same
+        "needs the optional package optuna: pip install 'gpautotune[peers]'",
+        "strategy 'smac-bb' needs the optional package ConfigSpace: pip install 'gpautotune[peers]'",
+    ]
 
 
-def test_the_kt_caches_comparison_names_every_peer_and_cache() -> None:
+def test_the_kt_caches_comparison_names_peers_of_every_family_and_every_cache() -> None:
     from pathlib import Path
 
-    import yaml
-
-    from gpautotune.comparison import ComparisonConfig
-    from gpautotune.config import validate_options
+    from gpautotune.comparison import load_comparison
     from gpautotune.problems import find_data
 
     root = Path(__file__).resolve().parents[2]
-    raw = yaml.safe_load((root / "configs" / "peers-kt-caches.yaml").read_text())
-    config = ComparisonConfig(**raw)
+    config = load_comparison(root / "configs" / "peers-kt-caches.yaml")  # options checked
     names = {s.name for s in config.strategies}
-    assert set(PEER_STRATEGIES) <= names and {"gpr", "random"} <= names
-    for entry in config.strategies:
-        validate_options(
-            strategy_class(entry.name), entry.options, entry.name, skip=("space", "seed")
-        )
+    assert {"gpr", "random"} <= names and names - {"gpr", "random"} <= set(PEER_STRATEGIES)
+    for family in ("optuna-", "smac-", "kt-"):
+        assert any(n.startswith(family) for n in names), family
     assert config.repetitions >= 20 and config.budget == 120 and config.checkpoints == [60, 120]
     caches = [p.options["path"] for p in config.problems if p.name == "kt-cache"]
     assert len(caches) == 12 and all(find_data(c).is_file() for c in caches)
     assert [p.name for p in config.problems].count("laplacian-replay") == 1
+
+
+def test_peer_options_are_checked_by_their_settings(tmp_path) -> None:
+    from gpautotune.comparison import load_comparison
+
+    space = PeerGrid().space
+    assert make_strategy("optuna-tpe", space, infeasible="constraint").infeasible == "constraint"
+    assert make_strategy("kt-pso", space).settings() == {"scale": "first"}
+    assert make_strategy("optuna-random", space).settings() == {}
+    with pytest.raises(ConfigError, match=r"infeasible: Input should be 'fail' or 'constraint'"):
+        make_strategy("optuna-gp", space, infeasible="skip")
+    with pytest.raises(ConfigError, match=r"unknown option\(s\) \['infeasible'\]"):
+        make_strategy("smac-hpo", space, infeasible="constraint")
+    path = tmp_path / "peers.yaml"
+    path.write_text(
+        "problems: [{name: booth}]\n"
+        "strategies: [{name: kt-pso, scale: hours}]\nrepetitions: 1\nbudget: 5\nstorage: x.db\n"
+    )
+    with pytest.raises(ConfigError, match=r"strategies\.0 \(kt-pso\).*scale") as err:
+        load_comparison(path)
+    assert "\n" not in str(err.value)
 
 
 @pytest.mark.parametrize("name", ["optuna-tpe", "smac-random", "kt-random_sample"])

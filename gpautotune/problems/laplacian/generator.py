@@ -1,11 +1,17 @@
 """Generate the Laplacian OpenCL kernel of the seeds (BOAST) from a configuration.
 
 One work item computes a tile of ``x_component_number`` × ``y_component_number`` bytes
-of the interleaved RGB image (``w = 3·width`` bytes a row). With ``vector_recompute``
-(always true here) it covers ``total_x = V·vector_length`` bytes, ``V =
-ceil(x_component_number / vector_length)``, storing whole vectors that may overlap the
-next work item's tile with identical values. For every output byte ``e`` of channel
-``c`` and its 3×3 neighbourhood ``a..i`` (columns at byte offsets -3, 0, +3)::
+of the interleaved RGB image (``w = 3·width`` bytes a row) with ``V =
+ceil(x_component_number / vector_length)`` vectors per row. With ``vector_recompute``
+(the seeds' dataset) it covers ``total_x = V·vector_length`` bytes, storing whole
+vectors that may overlap the next work item's tile with identical values; without, it
+covers ``total_x = x_component_number`` bytes: the last vector is still computed whole,
+but only its first lanes are stored, with power-of-two stores, largest first (BOAST's
+tail). Without ``load_overlap``, each input row is one window of ``total_x + 6`` bytes
+loaded in pieces of ``vector_length`` bytes, the rest in smaller powers of two (BOAST's
+``split_in_ranges``); lanes of a last vector past the window are zero (never stored).
+For every output byte ``e`` of channel ``c`` and its 3×3 neighbourhood ``a..i``
+(columns at byte offsets -3, 0, +3)::
 
     out = clamp(-a - b - c - d + 9·e - f - g - h - i, 0, 255)
 
@@ -46,6 +52,8 @@ class KernelPlan:
         load_overlap: load each stencil column directly (true) or one window per row.
         lws_x: work-group extent in x (``threads_number / lws_y``).
         lws_y: work-group extent in y.
+        vector_recompute: compute and store whole vectors past the tile (true), or
+            store only the tile's bytes (false).
     """
 
     x_components: int
@@ -55,6 +63,7 @@ class KernelPlan:
     load_overlap: bool
     lws_x: int
     lws_y: int
+    vector_recompute: bool = True
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> KernelPlan:
@@ -62,13 +71,11 @@ class KernelPlan:
 
         Raises:
             SpaceError: a structural rule the code relies on is broken (the tile does not
-                divide, unknown widths, ``vector_recompute`` false).
+                divide, unknown widths, a work-group extent that does not divide).
         """
         en, yc = int(config["elements_number"]), int(config["y_component_number"])
         vl, ts = int(config["vector_length"]), int(config["temporary_size"])
         tn, ly = int(config["threads_number"]), int(config["lws_y"])
-        if not bool(config.get("vector_recompute", True)):
-            raise SpaceError("only vector_recompute = true is generated (as in the seeds' dataset)")
         if yc < 1 or en < yc or en % yc:
             raise SpaceError(
                 f"elements_number {en} must be a positive multiple of y_component_number {yc}"
@@ -79,7 +86,8 @@ class KernelPlan:
             )
         if ly < 1 or tn % ly:
             raise SpaceError(f"lws_y {ly} must divide threads_number {tn}")
-        return cls(en // yc, yc, vl, ts, bool(config["load_overlap"]), tn // ly, ly)
+        recompute = bool(config.get("vector_recompute", True))
+        return cls(en // yc, yc, vl, ts, bool(config["load_overlap"]), tn // ly, ly, recompute)
 
     @property
     def vector_number(self) -> int:
@@ -88,8 +96,11 @@ class KernelPlan:
 
     @property
     def total_x(self) -> int:
-        """Bytes a work item covers along a row (whole vectors: ``V·vector_length``)."""
-        return self.vector_number * self.vector_length
+        """Bytes a work item covers along a row: ``V·vector_length`` when recomputing,
+        else ``x_components``."""
+        if self.vector_recompute:
+            return self.vector_number * self.vector_length
+        return self.x_components
 
     @property
     def local_size(self) -> tuple[int, int]:
@@ -120,10 +131,6 @@ class GeneratedKernel:
     def global_size(self, width: int, height: int) -> tuple[int, int]:
         return self.plan.global_size(width, height)
 
-    def min_image(self) -> tuple[int, int]:
-        """The smallest ``(width, height)`` the clamped origins stay inside of."""
-        return (math.ceil((self.plan.total_x + 6) / 3), self.plan.y_components + 2)
-
 
 def _round_up(n: int, m: int) -> int:
     return -(-n // m) * m
@@ -152,7 +159,8 @@ def _header(plan: KernelPlan) -> list[str]:
     return [
         f"// Laplacian: x_component_number={plan.x_components} y_component_number={plan.y_components}"
         f" vector_length={plan.vector_length} temporary_size={plan.temporary_size}"
-        f" load_overlap={str(plan.load_overlap).lower()} vector_recompute=true"
+        f" load_overlap={str(plan.load_overlap).lower()}"
+        f" vector_recompute={str(plan.vector_recompute).lower()}"
         f" lws=({plan.lws_x},{plan.lws_y})",
         f"__kernel void {KERNEL_NAME}(const __global uchar * psrc, __global uchar * pdst,",
         "                        const int width, const int height) {",
@@ -178,7 +186,7 @@ def _declarations(plan: KernelPlan) -> list[str]:
     if not plan.load_overlap:
         out += [
             f"  {_vtype('uchar', size)} {_piece_name(start, size)};"
-            for start, size in window_pieces(plan.total_x + 6)
+            for start, size in window_pieces(plan.total_x + 6, plan.vector_length)
         ]
     return out
 
@@ -206,10 +214,12 @@ def _row_direct_loads(plan: KernelPlan, row: int) -> list[str]:
 
 
 def window_pieces(length: int, largest: int = 16) -> list[tuple[int, int]]:
-    """Split a window of ``length`` bytes into power-of-two loads, largest first.
+    """Split a window of ``length`` bytes into loads of ``largest`` bytes (a power of two),
+    the rest into smaller powers of two, largest first.
 
     Returns:
-        ``(start, size)`` pairs covering ``0 .. length-1`` (e.g. 14 -> 8 + 4 + 2).
+        ``(start, size)`` pairs covering ``0 .. length-1`` (14 by 8 -> 8 + 4 + 2; 14 by
+        4 -> 4 + 4 + 4 + 2).
     """
     pieces, start = [], 0
     while start < length:
@@ -227,7 +237,7 @@ def _piece_name(start: int, size: int) -> str:
 
 def _row_window_loads(plan: KernelPlan, row: int) -> list[str]:
     """No ``load_overlap``: one window of ``total_x + 6`` bytes, columns assembled by swizzles."""
-    pieces = window_pieces(plan.total_x + 6)
+    pieces = window_pieces(plan.total_x + 6, plan.vector_length)
     out = [
         f"  {_piece_name(s, n)} = {_load(n, _address('psrc', s - 3, row - 1))};" for s, n in pieces
     ]
@@ -235,6 +245,8 @@ def _row_window_loads(plan: KernelPlan, row: int) -> list[str]:
     for col in range(3):
         for v in range(plan.vector_number):
             parts = _window_range(pieces, v * vl + 3 * col, vl)
+            missing = v * vl + 3 * col + vl - (plan.total_x + 6)  # past the window: zero lanes
+            parts += ["(uchar)0"] * max(missing, 0)
             expr = parts[0] if len(parts) == 1 else f"({_vtype('uchar', vl)})({', '.join(parts)})"
             out.append(f"  tempc{col}{v}{row} = {_convert(plan, expr)};")
     return out
@@ -274,12 +286,15 @@ def _compute(plan: KernelPlan) -> list[str]:
 
 
 def _stores(plan: KernelPlan) -> list[str]:
-    """Whole-vector stores (vector_recompute): ``vstoreN`` or a plain byte store."""
+    """Whole-vector stores (``vstoreN`` or a byte store) of the ``total_x`` bytes of each
+    row; a vector the tile ends inside is stored in power-of-two parts, largest first."""
     vl, out = plan.vector_length, []
     for r in range(plan.y_components):
         for v in range(plan.vector_number):
-            addr = _address("pdst", v * vl, r)
-            out.append(
-                f"  {addr[1:]} = res{v}{r};" if vl == 1 else f"  vstore{vl}(res{v}{r}, 0, {addr});"
-            )
+            for k, n in window_pieces(min(vl, plan.total_x - v * vl), vl):
+                value = f"res{v}{r}" if n == vl else f"res{v}{r}.s{_SWIZZLE_DIGITS[k : k + n]}"
+                addr = _address("pdst", v * vl + k, r)
+                out.append(
+                    f"  {addr[1:]} = {value};" if n == 1 else f"  vstore{n}({value}, 0, {addr});"
+                )
     return out

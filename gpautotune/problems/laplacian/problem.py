@@ -12,14 +12,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from gpautotune.exceptions import DeviceError, SpaceError
+from gpautotune.exceptions import SpaceError
 from gpautotune.execution import IsolatedEvaluator
-from gpautotune.problems._base import Measurement, Problem, Status
-from gpautotune.problems.laplacian.devices import COMPILER_HINT, compiler_problem, select_device
+from gpautotune.measurement import Measurement, Status
+from gpautotune.problems._base import Problem
 from gpautotune.problems.laplacian.generator import GeneratedKernel, generate_kernel
 from gpautotune.problems.laplacian.runner import LaplacianRunner
 from gpautotune.problems.laplacian.sizes import SizesLike, resolve_sizes
 from gpautotune.problems.laplacian.space import laplacian_space
+from gpautotune.problems.opencl import usable_device
 from gpautotune.space import Config
 
 __all__ = ["LaplacianProblem", "NAIVE_CONFIG", "K40C_OPTIMUM"]
@@ -65,10 +66,13 @@ class LaplacianProblem(Problem):
         seed: seed of the random input images.
         register_rule: the register-footprint predicate of the space (``proxy``,
             ``slides``, ``none``).
+        vector_recompute: the generator's ``vector_recompute`` for every configuration
+            (true: the seeds' dataset), or None to tune it as an eighth factor.
     """
 
     name = "laplacian"
     measures_hardware = True
+    report_metrics = ("bound_fraction", "copy_bandwidth_Bps")
 
     def __init__(
         self,
@@ -80,8 +84,10 @@ class LaplacianProblem(Problem):
         repeats: int = 4,
         seed: int = 0,
         register_rule: Literal["proxy", "slides", "none"] = "proxy",
+        vector_recompute: bool | None = True,
     ) -> None:
-        self.space = laplacian_space(register_rule)
+        self.vector_recompute = vector_recompute
+        self.space = laplacian_space(register_rule, recompute_factor=vector_recompute is None)
         self.sizes = resolve_sizes(sizes)
         self.timeout_s, self.repeats, self.seed, self.register_rule = (
             float(timeout_s),
@@ -89,17 +95,7 @@ class LaplacianProblem(Problem):
             int(seed),
             register_rule,
         )
-        self.device_info = select_device(platform, device)
-        problem = (
-            compiler_problem(self.device_info)
-            if platform is not None or device is not None
-            else None
-        )
-        if problem is not None:
-            raise DeviceError(
-                f"{self.device_info.label()} cannot build OpenCL kernels: {problem.splitlines()[0]}; "
-                f"{COMPILER_HINT}"
-            )
+        self.device_info = usable_device(platform, device)
         self._runner: LaplacianRunner | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -110,7 +106,9 @@ class LaplacianProblem(Problem):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self.space = laplacian_space(self.register_rule)
+        self.space = laplacian_space(
+            self.register_rule, recompute_factor=self.vector_recompute is None
+        )
 
     def prepare(self) -> None:
         """Open the device, upload the images, measure the copy bandwidth (once)."""
@@ -121,6 +119,8 @@ class LaplacianProblem(Problem):
 
     def kernel(self, config: Mapping[str, Any]) -> GeneratedKernel:
         """The generated kernel of a configuration (the source is kept with its measurement)."""
+        if self.vector_recompute is not None:
+            config = {**config, "vector_recompute": self.vector_recompute}
         return generate_kernel(config)
 
     def evaluate(self, config: Config) -> Measurement:
@@ -151,6 +151,10 @@ class LaplacianProblem(Problem):
             "repeats": self.repeats,
             "seed": self.seed,
             "register_rule": self.register_rule,
+            # only when not the seeds' default, so that earlier runs keep their keys
+            **(
+                {} if self.vector_recompute is True else {"vector_recompute": self.vector_recompute}
+            ),
         }
 
     def close(self) -> None:

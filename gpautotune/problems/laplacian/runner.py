@@ -6,8 +6,9 @@ reference bit-exactly, then time ``repeats`` launches by event profiling. The va
 
     mean over sizes of  min(kernel times) / ((width - 2)·(height - 2))   [s / pixel]
 
-Failures come back as statuses (``build_error`` with the log, ``run_error`` with the
-OpenCL error, ``wrong_result`` with the first difference), never as exceptions. A hung
+Failures come back as statuses (``build_error`` with the log, ``invalid`` for a work
+group the built kernel cannot run, refused before launch, ``run_error`` with the OpenCL
+error, ``wrong_result`` with the first difference), never as exceptions. A hung
 kernel cannot be interrupted from inside the process: run evaluations through
 :class:`~gpautotune.execution.IsolatedEvaluator` for timeouts.
 """
@@ -21,16 +22,24 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gpautotune.problems._base import Measurement, Status
-from gpautotune.problems.laplacian.bandwidth import CopyBandwidth, measure_copy_bandwidth
-from gpautotune.problems.laplacian.build import BuildCache, BuildFailure
-from gpautotune.problems.laplacian.devices import DeviceInfo, open_device
+from gpautotune.measurement import Measurement, Status
+from gpautotune.problems.laplacian.bandwidth import bound_time_per_pixel
 from gpautotune.problems.laplacian.generator import KERNEL_NAME, GeneratedKernel
 from gpautotune.problems.laplacian.reference import (
     Mismatch,
     compare_interior,
     laplacian_reference,
     random_image,
+)
+from gpautotune.problems.opencl import (
+    REFUSED_METRIC,
+    BuildFailure,
+    CopyBandwidth,
+    DeviceInfo,
+    DeviceSession,
+    LaunchLimits,
+    measure_copy_bandwidth,
+    timed_launch,
 )
 
 if TYPE_CHECKING:
@@ -82,15 +91,10 @@ class LaplacianRunner:
         build_options: str = "",
         probe_bandwidth: bool = True,
     ) -> None:
-        import pyopencl as cl
-
         self.info, self.repeats, self.build_options = device, repeats, build_options
-        self.device = open_device(device)
-        self.context = cl.Context([self.device])
-        self.queue = cl.CommandQueue(
-            self.context, properties=cl.command_queue_properties.PROFILING_ENABLE
-        )
-        self.builds = BuildCache(self.context, self.device)
+        self.session = DeviceSession(device)
+        self.device, self.context = self.session.device, self.session.context
+        self.queue, self.builds = self.session.queue, self.session.builds
         self.images = [self._image(w, h, seed + i) for i, (w, h) in enumerate(sizes)]
         self.bandwidth: CopyBandwidth | None = None
         if probe_bandwidth:
@@ -117,19 +121,14 @@ class LaplacianRunner:
 
     def metadata(self) -> dict[str, Any]:
         """Device, platform and driver, stored with every measurement."""
-        i = self.info
         meta: dict[str, Any] = {
-            "device": i.device,
-            "platform": i.platform,
-            "platform_version": i.platform_version,
-            "device_version": i.device_version,
-            "driver_version": i.driver_version,
+            **self.session.metadata(),
             "sizes": [[im.width, im.height] for im in self.images],
             "repeats": self.repeats,
         }
         if self.bandwidth is not None:
             meta["copy_bandwidth_Bps"] = self.bandwidth.bytes_per_s
-            meta["bound_time_per_pixel_s"] = self.bandwidth.bound_time_per_pixel
+            meta["bound_time_per_pixel_s"] = bound_time_per_pixel(self.bandwidth.bytes_per_s)
         return meta
 
     def measure(self, kernel: GeneratedKernel) -> Measurement:
@@ -145,9 +144,16 @@ class LaplacianRunner:
         times: list[list[float]] = []
         try:
             clk = cl.Kernel(built.program, KERNEL_NAME)
-            meta["kernel_max_work_group_size"] = int(
-                clk.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, self.device)
-            )
+            limits = LaunchLimits.of(clk, self.device)
+            meta["kernel_max_work_group_size"] = limits.work_group_size
+            refusal = limits.refusal(kernel.local_size)
+            if refusal is not None:
+                return Measurement.failure(
+                    Status.INVALID,
+                    f"refused before launch: {refusal}",
+                    **meta,
+                    **{REFUSED_METRIC: True},
+                )
             for image in self.images:
                 result = self._run_size(clk, kernel, image)
                 if isinstance(result, Mismatch):
@@ -176,11 +182,7 @@ class LaplacianRunner:
         return [self._launch(clk, gsize, kernel.local_size) for _ in range(self.repeats)]
 
     def _launch(self, clk: cl.Kernel, gsize: tuple[int, int], lsize: tuple[int, int]) -> float:
-        import pyopencl as cl
-
-        event = cl.enqueue_nd_range_kernel(self.queue, clk, gsize, lsize)
-        event.wait()
-        return (event.profile.end - event.profile.start) * 1e-9
+        return timed_launch(self.queue, clk, gsize, lsize)
 
     def _success(
         self, kernel: GeneratedKernel, times: list[list[float]], meta: dict[str, Any]
@@ -194,7 +196,7 @@ class LaplacianRunner:
             global_sizes=[list(kernel.global_size(im.width, im.height)) for im in self.images],
         )
         if self.bandwidth is not None:
-            meta["bound_fraction"] = self.bandwidth.bound_time_per_pixel / value
+            meta["bound_fraction"] = bound_time_per_pixel(self.bandwidth.bytes_per_s) / value
         return Measurement.success(value, samples, **meta)
 
     def close(self) -> None:

@@ -2,7 +2,8 @@
 
 Parameters, levels and predicates follow ``shared/docs/laplacian-kernel.md`` (seed 000
 §5, seed 003 chapter 11). ``vector_recompute`` is fixed to true, as in the seeds'
-exhaustive dataset, and is therefore not a parameter.
+exhaustive dataset, and is therefore not a parameter, unless asked for (seed 004's
+eight factors).
 """
 
 from __future__ import annotations
@@ -28,12 +29,18 @@ REGISTER_LIMIT = 942080
 SLIDES_FOOTPRINT = "elements_number * vector_length * temporary_size * threads_number <= 1024 * 53"
 
 
-def laplacian_space(register_rule: Literal["proxy", "slides", "none"] = "proxy") -> Space:
+def laplacian_space(
+    register_rule: Literal["proxy", "slides", "none"] = "proxy",
+    *,
+    recompute_factor: bool = False,
+) -> Space:
     """The Laplacian kernel's space with the seeds' predicates.
 
     Args:
         register_rule: ``"proxy"`` (the exhaustive run's register-count proxy, 23,100 valid
             points), ``"slides"`` (the slides' footprint rule, 18,080) or ``"none"``.
+        recompute_factor: add ``vector_recompute`` (true/false) as an eighth factor; the
+            register proxy is the same for both (the last vector is computed whole).
     """
     constraints = [
         "lws_y <= threads_number",
@@ -59,6 +66,7 @@ def laplacian_space(register_rule: Literal["proxy", "slides", "none"] = "proxy")
             Boolean("load_overlap"),
             PowerOfTwo("threads_number", 32, 1024),
             PowerOfTwo("lws_y", 1, 1024),
+            *([Boolean("vector_recompute")] if recompute_factor else []),
         ],
         constraints=constraints,
         derived={

@@ -50,9 +50,10 @@ def digits_data() -> tuple[TensorDataset, TensorDataset]:
     try:
         from sklearn.datasets import load_digits
         from sklearn.model_selection import train_test_split
-    except ImportError:  # pragma: no cover - scikit-learn is the `quantization` extra
+    except ImportError:  # pragma: no cover - a broken environment
         raise ConfigError(
-            "the digits demo needs scikit-learn: pip install 'gpautotune[quantization]'"
+            "the digits demo needs scikit-learn, a dependency of gpautotune: "
+            "pip install scikit-learn"
         ) from None
     data = load_digits()
     x = (data.images / 16.0).astype(np.float32)[:, None, :, :]

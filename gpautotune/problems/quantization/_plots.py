@@ -55,7 +55,7 @@ def plot_policy_trace(
     """Heat map of bits per layer (rows) and trial (columns), trial sizes and accuracies.
 
     Args:
-        history: :func:`~._search.history_frame` of a run (one column per layer name).
+        history: :func:`gpautotune.quantization.history_frame` of a run (one column per layer name).
         layers: the layer columns, top to bottom.
         size_limit: bytes, drawn as a dashed line on the size panel.
         reference: the 8-bit accuracy, drawn on the accuracy panel.

@@ -1,4 +1,4 @@
-"""The policy space: one bit width per quantizable layer under a total-size limit.
+"""The policy space: one bit width per quantizable layer, optionally under a size limit.
 
 A policy ``b = (b_1, ..., b_L)`` stores ``S(b) = sum_l bytes_l(b_l)`` bytes, where
 ``bytes_l(b) = ceil(n_l b / 8) + 4 m_l(b)`` (:func:`~._quantize.weight_bytes`: ``n_l``
@@ -6,6 +6,8 @@ weights, ``m_l`` float32 scales or centroids). ``S`` is a known, separable funct
 the limit ``S(b) <= limit`` is a predicate of the :class:`~gpautotune.space.Space`,
 evaluated vectorised by :class:`PolicySize` (one table look-up per layer column), and the
 constrained samplers (FILTER_SOBOL, rejection) only ever propose policies that fit.
+Without a limit (``size_limit=None``: size in the objective instead, seed 003 §13.6.3)
+every policy is valid.
 """
 
 from __future__ import annotations
@@ -48,8 +50,11 @@ class PolicySize:
         return total
 
 
-def resolve_size_limit(size_limit: int | float, float32_bytes: int) -> int:
-    """Bytes allowed: an int is bytes; a float in (0, 1) is a fraction of the float32 size."""
+def resolve_size_limit(size_limit: int | float | None, float32_bytes: int) -> int | None:
+    """Bytes allowed: an int is bytes; a float in (0, 1) is a fraction of the float32 size;
+    None is no limit."""
+    if size_limit is None:
+        return None
     if isinstance(size_limit, bool) or not isinstance(
         size_limit, (int, float, np.integer, np.floating)
     ):
@@ -96,7 +101,7 @@ class PolicySpace:
 
     layers: tuple[LayerInfo, ...]
     levels: tuple[tuple[int, ...], ...]
-    size_limit: int
+    size_limit: int | None
     method: str = "uniform"
     names: tuple[str, ...] = field(init=False)
     space: Space = field(init=False, repr=False, compare=False)
@@ -105,7 +110,7 @@ class PolicySpace:
         names = parameter_names([layer.name for layer in self.layers])
         object.__setattr__(self, "names", names)
         low = self.bytes_of(dict(zip(names, (lv[0] for lv in self.levels), strict=True)))
-        if self.size_limit < low:
+        if self.size_limit is not None and self.size_limit < low:
             raise ConfigError(
                 f"size limit {self.size_limit} bytes is below the smallest policy ({low} bytes, every "
                 f"layer at its fewest bits; float32 size {self.float32_bytes}); raise size_limit"
@@ -114,7 +119,9 @@ class PolicySpace:
         tables = tuple(self._table(layer) for layer in self.layers)
         space = Space(
             params,
-            constraints=[f"{SIZE_COLUMN} <= {self.size_limit}"],
+            constraints=[f"{SIZE_COLUMN} <= {self.size_limit}"]
+            if self.size_limit is not None
+            else [],
             derived={SIZE_COLUMN: PolicySize(names, tables)},
             name="quantization-policy",
         )
@@ -125,11 +132,12 @@ class PolicySpace:
         cls,
         layers: Sequence[LayerInfo],
         *,
-        size_limit: int | float,
+        size_limit: int | float | None,
         bits: BitsSpec = range(1, 9),
         method: str = "uniform",
     ) -> PolicySpace:
-        """A policy space for ``layers``; ``size_limit`` in bytes or as a float32 fraction."""
+        """A policy space for ``layers``; ``size_limit`` in bytes, as a float32 fraction, or
+        None (no limit)."""
         layers = tuple(layers)
         float32 = sum(4 * layer.n_weights for layer in layers)
         return cls(layers, _levels(layers, bits), resolve_size_limit(size_limit, float32), method)

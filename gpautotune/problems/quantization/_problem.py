@@ -11,7 +11,8 @@ import torch
 from torch import nn
 
 from gpautotune.exceptions import ConfigError
-from gpautotune.problems._base import Measurement, Problem, Status
+from gpautotune.measurement import Measurement, Status
+from gpautotune.problems._base import Problem
 from gpautotune.problems.quantization._accuracy import Accuracy, evaluate_accuracy, resolve_device
 from gpautotune.problems.quantization._layers import find_layers
 from gpautotune.problems.quantization._policy import BitsSpec, PolicySpace
@@ -34,7 +35,8 @@ def model_fingerprint(model: nn.Module) -> str:
 
 
 class QuantizationProblem(Problem):
-    """Choose a weight bit width per layer; minimise the accuracy loss under a size limit.
+    """Choose a weight bit width per layer; minimise the accuracy loss under a size limit,
+    or a weighted sum of accuracy loss and size.
 
     The objective of a policy ``b`` is ``A_8 - A(b)``: the accuracy (``metric``) of the
     uniform 8-bit network minus that of the network quantized with ``b`` (optionally after
@@ -42,10 +44,23 @@ class QuantizationProblem(Problem):
     (:class:`~._policy.PolicySpace`) exceeds the limit is never evaluated: it returns an
     ``invalid`` measurement at once.
 
+    Size in the objective (seed 003 §13.6.3, "Optimizing Accuracy and Weight": the total
+    weight size added to the metric, the size limit and its round-robin rule removed):
+    with ``size_weight = w > 0`` the objective is::
+
+        A_8 - A(b) + w · S(b) / S_8
+
+    ``S_8`` being the uniform 8-bit network's size, so ``w`` is the accuracy traded for
+    the whole 8-bit size (``w = 0.1``: halving the size is worth 0.05 of accuracy). The
+    seed gives no formula or weight; this linear form keeps the 8-bit network at ``w``
+    and an accuracy-neutral halving of the size at ``w / 2``. ``size_limit=None`` drops
+    the limit (every policy is valid); a limit may also be kept beside the weight.
+
     Args:
         model: a trained classifier (any ``nn.Module`` returning logits).
         val_loader: validation batches ``(inputs, targets)``.
-        size_limit: bytes (int) or a fraction of the quantizable weights' float32 size.
+        size_limit: bytes (int), a fraction of the quantizable weights' float32 size, or
+            None for no limit (then ``size_weight`` must be positive).
         bits: allowed bit widths, for every layer or per layer name.
         layers: module names to quantize (default every ``Conv*d`` and ``Linear``).
         quantizer: method and fine-tune settings (default: uniform, no fine-tune).
@@ -53,6 +68,10 @@ class QuantizationProblem(Problem):
         metric: ``"top1"`` or ``"top5"`` (more than five classes) for the objective.
         device: ``"cpu"``, ``"cuda"``, ... (default CUDA when available).
         name: the problem's name in the journal.
+        size_weight: ``w`` of the size term (0: accuracy loss only).
+
+    Raises:
+        ConfigError: a negative ``size_weight``, or neither a limit nor a size weight.
     """
 
     name = "quantization"
@@ -62,7 +81,7 @@ class QuantizationProblem(Problem):
         model: nn.Module,
         val_loader: Iterable[Any],
         *,
-        size_limit: int | float,
+        size_limit: int | float | None,
         bits: BitsSpec = range(1, 9),
         layers: Sequence[str] | None = None,
         quantizer: Quantizer | None = None,
@@ -70,7 +89,15 @@ class QuantizationProblem(Problem):
         metric: str = "top1",
         device: str | torch.device | None = None,
         name: str | None = None,
+        size_weight: float = 0.0,
     ) -> None:
+        if not size_weight >= 0.0:
+            raise ConfigError(f"size_weight must be >= 0, got {size_weight!r}")
+        if size_limit is None and size_weight == 0.0:
+            raise ConfigError(
+                "give a size_limit, a positive size_weight (size in the objective), or both"
+            )
+        self.size_weight = float(size_weight)
         self.quantizer = quantizer or Quantizer()
         self.policies = PolicySpace.build(
             find_layers(model, layers),
@@ -79,6 +106,9 @@ class QuantizationProblem(Problem):
             method=self.quantizer.method,
         )
         self.space = self.policies.space
+        self.reference_bytes = self.policies.bytes_of(
+            self.policies.to_config(self.policies.uniform(REFERENCE_BITS))
+        )
         self.device = resolve_device(device)
         self.val_loader, self.train_loader, self.metric = val_loader, train_loader, metric
         self.name = name or self.name
@@ -95,10 +125,12 @@ class QuantizationProblem(Problem):
         self.reference.metric(metric)  # a bad metric fails here, not at every evaluation
         self.evaluations = 0
         _log.info(
-            "quantization problem: %d layers, limit %d of %d float32 bytes, 8-bit %s %.4f",
+            "quantization problem: %d layers, limit %s of %d float32 bytes, size weight %g,"
+            " 8-bit %s %.4f",
             len(self.policies.layers),
             self.policies.size_limit,
             self.policies.float32_bytes,
+            self.size_weight,
             metric,
             self.reference.metric(metric),
         )
@@ -132,12 +164,15 @@ class QuantizationProblem(Problem):
         policy = self.policies.to_policy(config)
         acc = self._accuracy(policy)
         loss = self.reference.metric(self.metric) - acc.metric(self.metric)
+        fraction = size / self.reference_bytes
         return Measurement.success(
-            loss,
+            loss + self.size_weight * fraction,
             top1=acc.top1,
             top5=acc.top5,
             size_bytes=size,
             mean_bits=self.policies.mean_bits(config),
+            accuracy_loss=loss,
+            size_fraction=fraction,
         )
 
     def describe(self) -> dict[str, Any]:
@@ -147,6 +182,8 @@ class QuantizationProblem(Problem):
             "model": self.fingerprint,
             **self.policies.describe(),
             "metric": self.metric,
+            # only when used, so that earlier runs keep their keys
+            **({"size_weight": self.size_weight} if self.size_weight else {}),
             "finetune_steps": q.finetune_steps,
             "finetune_lr": q.finetune_lr,
             "finetune_seed": q.seed,

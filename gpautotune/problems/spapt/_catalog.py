@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 
 from gpautotune.problems.spapt.kernels import KERNEL_NAMES, get_kernel
-from gpautotune.space import Space, compile_expression
+from gpautotune.space import Space
 
 __all__ = ["KernelSummary", "list_kernels", "count_valid_by_groups"]
 
@@ -45,42 +45,17 @@ class KernelSummary:
         return None if self.valid_size is None else self.valid_size / self.raw_size
 
 
-def _groups(space: Space) -> list[tuple[list[str], list[str]]]:
-    """Connected groups of (parameters, constraint texts) sharing constraints."""
-    parent = {n: n for n in space.names}
-
-    def find(x: str) -> str:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    uses = []
-    for c in space.constraints:
-        names = sorted(compile_expression(c.text, space.names).names)
-        uses.append((c.text, names))
-        for other in names[1:]:
-            parent[find(other)] = find(names[0])
-    groups: dict[str, tuple[list[str], list[str]]] = {}
-    for n in space.names:
-        groups.setdefault(find(n), ([], []))[0].append(n)
-    for text, names in uses:
-        if names:
-            groups[find(names[0])][1].append(text)
-    return list(groups.values())
-
-
 def count_valid_by_groups(
     space: Space, *, limit: float = _ENUMERATION_LIMIT, seed: int = 0
 ) -> tuple[float, bool]:
     """The number of valid configurations of ``space`` and whether it is exact."""
     total, exact = 1, True
-    for names, constraints in _groups(space):
-        params = [space[n] for n in names]
-        if not constraints:
-            total *= math.prod(p.n_levels for p in params)
+    for names in space.constraint_groups():
+        sub = space.restricted(names)
+        if not sub.constraints:
+            total *= math.prod(p.n_levels for p in sub.parameters)
             continue
-        count = Space(params, constraints).count_valid(limit=limit, seed=seed)
+        count = sub.count_valid(limit=limit, seed=seed)
         exact &= count.exact
         total *= int(count.estimate) if count.exact else count.estimate
     return total, exact

@@ -18,7 +18,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gpautotune.exceptions import ConfigError, SpaceError
-from gpautotune.problems._base import Measurement, Problem, Status
+from gpautotune.measurement import Measurement, Status
+from gpautotune.problems._base import Problem
 from gpautotune.problems.spapt._baseline import BaselineCache, BaselineRecord
 from gpautotune.problems.spapt._program import generate
 from gpautotune.problems.spapt._runner import BuildSettings, Runner, RunOutcome
@@ -156,8 +157,13 @@ class SpaptProblem(Problem):
             "omp_threads": s.omp_threads,
         }
 
-    def baseline(self, *, refresh: bool = False) -> BaselineRecord:
-        """The baseline record, measured on first use and cached on disk.
+    def baseline(self) -> Config:
+        """The untransformed kernel: every parameter at its minimum (the problem contract's
+        baseline configuration; :meth:`baseline_record` is its cached measurement)."""
+        return dict(self.kernel.baseline)
+
+    def baseline_record(self, *, refresh: bool = False) -> BaselineRecord:
+        """The baseline's measurement, made on first use and cached on disk.
 
         Raises:
             RuntimeError: the baseline itself fails to build or run (the message says why).
@@ -220,7 +226,7 @@ class SpaptProblem(Problem):
                 Status.BUILD_ERROR, f"code generation failed: {exc}", **common
             )
         try:
-            base = self.baseline()
+            base = self.baseline_record()
         except RuntimeError as exc:
             return Measurement.failure(Status.RUN_ERROR, str(exc), **common)
         rtol, atol = self._tolerances()

@@ -24,7 +24,7 @@ from gpautotune.problems.spapt._composite import Generator, parsed_nest
 from gpautotune.problems.spapt._kernel import Kernel
 from gpautotune.problems.spapt._nest import loop_vars, to_lines
 
-__all__ = ["generate", "VALIDATION_MARK", "TIMER_SOURCE", "timed_code"]
+__all__ = ["generate", "VALIDATION_MARK", "TIMER_SOURCE", "timed_code", "data_code"]
 
 VALIDATION_MARK = "SPAPT-VALIDATION-FAILED"
 
@@ -107,6 +107,19 @@ def timed_code(
     return lines + to_lines(stmts)
 
 
+def data_code(kernel: Kernel) -> list[str]:
+    """The ``min``/``max`` macros, the kernel's data, ``spapt_init`` and ``spapt_checksum``
+    (C at file scope, after the size macros)."""
+    return [
+        "#define min(a, b) (((a) < (b)) ? (a) : (b))\n#define max(a, b) (((a) > (b)) ? (a) : (b))",
+        kernel.declarations.strip(),
+        "static void spapt_init(void) {\n" + kernel.initialisation.strip("\n") + "\n}",
+        "static double spapt_checksum(void) {\n  double expected = 0.0;\n"
+        + kernel.checksum.strip("\n")
+        + "\n  return expected;\n}",
+    ]
+
+
 def generate(
     kernel: Kernel,
     config: Mapping[str, Any],
@@ -128,12 +141,7 @@ def generate(
         _HEADERS,
         "\n".join(f"#define {k} {v}" for k, v in sizes.items()),
         f"#ifndef ORIO_REPS\n#define ORIO_REPS {reps}\n#endif",
-        "#define min(a, b) (((a) < (b)) ? (a) : (b))\n#define max(a, b) (((a) > (b)) ? (a) : (b))",
-        kernel.declarations.strip(),
-        "static void spapt_init(void) {\n" + kernel.initialisation.strip("\n") + "\n}",
-        "static double spapt_checksum(void) {\n  double expected = 0.0;\n"
-        + kernel.checksum.strip("\n")
-        + "\n  return expected;\n}",
+        *data_code(kernel),
         _MAIN.replace("@TIMED@", "\n".join("      " + line for line in timed)).replace(
             "@MARK@", VALIDATION_MARK
         ),

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpautotune.problems._base import Status
+from gpautotune.measurement import Status
 from gpautotune.problems.spapt._program import TIMER_SOURCE, VALIDATION_MARK
 
 __all__ = ["BuildSettings", "RunOutcome", "Runner"]

@@ -67,13 +67,14 @@ class PeerStrategy(Strategy):
     Args:
         space: the search space.
         seed: the peer's seed.
+        **options: the fields of the adapter's :attr:`Settings`.
     """
 
     #: The Python package the peer needs (named in the missing-extra message).
     package: str = ""
 
-    def __init__(self, space: Space, *, seed: int | None = None) -> None:
-        super().__init__(space, seed=seed)
+    def __init__(self, space: Space, *, seed: int | None = None, **options: Any) -> None:
+        super().__init__(space, seed=seed, **options)
         self.budget: int | None = None
         self.invalid_refused = 0
         self.duplicates = 0

@@ -18,7 +18,8 @@ does not have; the thread drives the same strategy code on any problem.
   budget counts each configuration the first time it is measured, as its simulation
   runner does; a duplicate is answered from the run's trials and not counted.
 * Values are told divided by the first value measured in the run (a positive constant
-  for the whole run: orders and ratios unchanged). Kernel Tuner's strategies assume
+  for the whole run: orders and ratios unchanged; option ``scale``, ``"first"`` by
+  default, ``"none"`` tells them as measured). Kernel Tuner's strategies assume
   times in milliseconds: ``bayes_opt`` floors the predicted standard deviation at 1e-9
   in its acquisition functions, ``basinhopping`` and ``dual_annealing`` (SciPy's) accept
   a worse move with probability ``exp(-Δ / T)`` on absolute differences with ``T = 1``,
@@ -50,7 +51,7 @@ import threading
 import weakref
 from collections.abc import Callable
 from types import SimpleNamespace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from kernel_tuner import util as kt_util
@@ -60,12 +61,19 @@ from kernel_tuner.searchspace import Searchspace
 from gpautotune.exceptions import ConfigError, PeerError
 from gpautotune.problems._base import Status
 from gpautotune.space import Boolean, Space
+from gpautotune.strategies._settings import StrategySettings, strategy_settings
 from gpautotune.strategies.peers import KERNEL_TUNER_STRATEGIES
 from gpautotune.strategies.peers._fair import PeerAsk, PeerStrategy
 from gpautotune.strategies.peers._predicates import predicate_tables
 from gpautotune.trial import Trial
 
-__all__ = ["KernelTunerStrategy", "kernel_tuner_strategy", "kernel_tuner_searchspace", "MAX_RAW"]
+__all__ = [
+    "KernelTunerSettings",
+    "KernelTunerStrategy",
+    "kernel_tuner_strategy",
+    "kernel_tuner_searchspace",
+    "MAX_RAW",
+]
 
 #: Largest raw space (product of level counts) the adapter gives Kernel Tuner to enumerate.
 MAX_RAW = 5_000_000
@@ -227,22 +235,34 @@ def _error(status: Status) -> kt_util.ErrorConfig:
     return kt_util.RuntimeFailedConfig()
 
 
+@strategy_settings
+class KernelTunerSettings(StrategySettings):
+    """Options of the Kernel Tuner adapters (its strategies run with their defaults).
+
+    Attributes:
+        scale: ``"first"``: values told divided by the run's first measured value (Kernel
+            Tuner's strategies assume milliseconds; see the module docstring); ``"none"``:
+            as measured.
+    """
+
+    scale: Literal["first", "none"] = "first"
+
+
 class KernelTunerStrategy(PeerStrategy):
     """A Kernel Tuner strategy (``kt_name``) run in a thread behind the fair-accounting rules."""
 
     package: ClassVar[str] = "kernel_tuner"
     kt_name: ClassVar[str] = ""
+    Settings = KernelTunerSettings
+    options: KernelTunerSettings
 
-    def __init__(self, space: Space, *, seed: int | None = None) -> None:
-        super().__init__(space, seed=seed)
+    def __init__(self, space: Space, *, seed: int | None = None, **options: Any) -> None:
+        super().__init__(space, seed=seed, **options)
         self._searchspace = kernel_tuner_searchspace(space)
         self._names = list(self._searchspace.tune_params)
         self._unit: float | None = None
         self._runtime = _Runtime()
         weakref.finalize(self, self._runtime.close)
-
-    def settings(self) -> dict[str, Any]:
-        return {"values": "divided by the first measured"}
 
     def _options(self) -> Options:
         size = self._searchspace.size
@@ -290,7 +310,7 @@ class KernelTunerStrategy(PeerStrategy):
         result: dict[str, Any] = dict(zip(self._names, handle, strict=True))
         if trial.ok:
             if self._unit is None:
-                self._unit = abs(trial.value) or 1.0
+                self._unit = (abs(trial.value) or 1.0) if self.options.scale == "first" else 1.0
             result[_OBJECTIVE] = trial.value / self._unit
         else:
             result[_OBJECTIVE] = result["__error__"] = _error(trial.status)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import optuna
 from optuna.distributions import (
@@ -43,13 +43,20 @@ from optuna.distributions import (
 )
 from optuna.trial import TrialState, create_trial
 
-from gpautotune.exceptions import ConfigError
 from gpautotune.space import IntRange, Ordinal, Parameter, Real, Space
 from gpautotune.strategies._registry import register
+from gpautotune.strategies._settings import StrategySettings, strategy_settings
 from gpautotune.strategies.peers._fair import PeerAsk, PeerStrategy
 from gpautotune.trial import Trial
 
-__all__ = ["OptunaStrategy", "OptunaGP", "OptunaTPE", "OptunaRandom", "optuna_distributions"]
+__all__ = [
+    "OptunaSettings",
+    "OptunaStrategy",
+    "OptunaGP",
+    "OptunaTPE",
+    "OptunaRandom",
+    "optuna_distributions",
+]
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -77,31 +84,42 @@ def _indexed(p: Parameter) -> bool:
 _CONSTRAINT = "predicates"
 
 
+@strategy_settings
+class OptunaSettings(StrategySettings):
+    """Options of the Optuna adapters that model infeasibility (GP and TPE samplers).
+
+    Attributes:
+        infeasible: how a refusal or a failed measurement is told: ``"fail"``
+            (``TrialState.FAIL``) or ``"constraint"`` (``Trial.set_constraint``); see the
+            module docstring.
+    """
+
+    infeasible: Literal["fail", "constraint"] = "fail"
+
+
 class OptunaStrategy(PeerStrategy):
     """An Optuna sampler behind the fair-accounting rules (subclasses name the sampler).
 
     Args:
         space: the search space.
         seed: the sampler's seed.
-        infeasible: how a refusal or a failed measurement is told: ``"fail"`` or
-            ``"constraint"`` (see the module docstring).
+        **options: the fields of :attr:`Settings`.
     """
 
     package: ClassVar[str] = "optuna"
+    Settings = OptunaSettings
+    options: OptunaSettings
 
-    def __init__(self, space: Space, *, seed: int | None = None, infeasible: str = "fail") -> None:
-        if infeasible not in ("fail", "constraint"):
-            raise ConfigError(
-                f"{self.name}: infeasible must be fail or constraint, not {infeasible!r}"
-            )
-        super().__init__(space, seed=seed)
-        self.infeasible = infeasible
+    def __init__(self, space: Space, *, seed: int | None = None, **options: Any) -> None:
+        super().__init__(space, seed=seed, **options)
         self._distributions = optuna_distributions(space)
         self._params = {p.name: p for p in space.parameters}
         self._study: optuna.Study | None = None
 
-    def settings(self) -> dict[str, Any]:
-        return {"infeasible": self.infeasible}
+    @property
+    def infeasible(self) -> str:
+        """How an outcome without a value is told (the option ``infeasible``)."""
+        return self.options.infeasible
 
     def _sampler(self) -> optuna.samplers.BaseSampler:
         raise NotImplementedError
@@ -189,11 +207,11 @@ class OptunaTPE(OptunaStrategy):
 class OptunaRandom(OptunaStrategy):
     """Optuna's ``RandomSampler``, seeded (the sanity check of the accounting)."""
 
-    def __init__(self, space: Space, *, seed: int | None = None) -> None:
-        super().__init__(space, seed=seed)
+    Settings = StrategySettings  # the random sampler learns nothing: no options
 
-    def settings(self) -> dict[str, Any]:
-        return {}
+    @property
+    def infeasible(self) -> str:
+        return "fail"
 
     def _sampler(self) -> optuna.samplers.BaseSampler:
         return optuna.samplers.RandomSampler(seed=self.seed)

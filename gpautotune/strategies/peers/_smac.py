@@ -155,13 +155,14 @@ def _never(config: Any, seed: int = 0) -> float:
 
 
 class SmacStrategy(PeerStrategy):
-    """A SMAC3 facade behind the fair-accounting rules (subclasses name the facade)."""
+    """A SMAC3 facade behind the fair-accounting rules (subclasses name the facade); the
+    facades run with their defaults, so there are no options."""
 
     package: ClassVar[str] = "smac"
     facade: ClassVar[type] = BlackBoxFacade
 
-    def __init__(self, space: Space, *, seed: int | None = None) -> None:
-        super().__init__(space, seed=seed)
+    def __init__(self, space: Space, *, seed: int | None = None, **options: Any) -> None:
+        super().__init__(space, seed=seed, **options)
         self.configspace, self.untranslated = smac_configspace(space, seed)
         self._folder = Path(tempfile.mkdtemp(prefix="gpautotune-smac-"))
         weakref.finalize(self, shutil.rmtree, self._folder, ignore_errors=True)

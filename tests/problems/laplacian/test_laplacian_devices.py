@@ -8,7 +8,7 @@ import pytest
 
 from gpautotune.exceptions import DeviceError, GPAutotuneError
 from gpautotune.problems.laplacian import list_devices, register_icd, select_device
-from gpautotune.problems.laplacian.devices import INSTALL_HINT
+from gpautotune.problems.opencl.devices import INSTALL_HINT
 
 
 def test_listing_names_the_selected_device(cl_device):

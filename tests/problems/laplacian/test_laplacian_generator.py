@@ -38,12 +38,38 @@ def test_seed_figure_11_4_structure():
     assert src.count("vstore8(") == 3 and "convert_int8" in src and "((int)9)" in src
 
 
+@pytest.mark.parametrize("largest", [1, 2, 4, 8, 16])
 @pytest.mark.parametrize("length", range(7, 23))
-def test_window_pieces_cover_the_window_with_powers_of_two(length):
-    pieces = window_pieces(length)
+def test_window_pieces_cover_the_window_with_powers_of_two(length, largest):
+    pieces = window_pieces(length, largest)
     assert [s for s, _ in pieces] == [sum(n for _, n in pieces[:i]) for i in range(len(pieces))]
     assert sum(n for _, n in pieces) == length
-    assert all(n & (n - 1) == 0 and n <= 16 for _, n in pieces)
+    assert all(n & (n - 1) == 0 and n <= largest for _, n in pieces)
+    assert [n for _, n in pieces] == sorted((n for _, n in pieces), reverse=True)
+
+
+@pytest.mark.parametrize(
+    ("vl", "en", "sizes"),
+    [(1, 4, [1] * 10), (2, 4, [2] * 5), (4, 4, [4, 4, 2]), (8, 4, [8, 4, 2]), (16, 4, [16, 4, 2])],
+)
+def test_window_loads_are_split_by_the_vector_length(vl, en, sizes):
+    """BOAST's split_in_ranges: pieces of vector_length bytes, the rest in powers of two."""
+    src = generate_kernel(_config(en=en, vl=vl, lo=False)).source
+    first_row = "\n".join(line for line in src.splitlines() if "w * (y + -1)" in line)
+    assert [int(n or 1) for n in re.findall(r"= (?:vload(\d+)|psrc)", first_row)] == sizes
+
+
+def test_without_vector_recompute_only_the_tile_is_stored():
+    recompute = generate_kernel(_config(en=3, vl=4, lo=False)).source
+    tile = generate_kernel({**_config(en=3, vl=4, lo=False), "vector_recompute": False}).source
+    assert "x > w - 7 ? w - 7" in recompute and "x > w - 6 ? w - 6" in tile
+    assert re.findall(r"vstore\d", recompute) == ["vstore4"]
+    stores = [line.strip() for line in tile.splitlines() if "pdst[" in line]
+    assert stores == [
+        "vstore2(res00.s01, 0, &pdst[x + 0 + w * (y + 0)]);",
+        "pdst[x + 2 + w * (y + 0)] = res00.s2;",
+    ]
+    assert "(uchar)0" in tile and "vector_recompute=false" in tile  # lanes past the window
 
 
 def test_swizzles_have_opencl_vector_sizes():
@@ -76,5 +102,5 @@ def test_structural_violations_raise(bad):
 
 
 def test_every_sampled_config_generates():
-    for config in laplacian_space().sample(50, method="random", seed=3):
+    for config in laplacian_space(recompute_factor=True).sample(50, method="random", seed=3):
         assert "__kernel void laplacian(" in generate_kernel(config).source

@@ -97,3 +97,18 @@ def test_a_hung_kernel_times_out_and_the_worker_serves_the_next(cl_device):
     finally:
         evaluator.close()
     assert not evaluator.alive
+
+
+def test_vector_recompute_fixed_false_or_tuned(cl_device):
+    fixed = LaplacianProblem(sizes=[[37, 19]], vector_recompute=False)
+    try:
+        m = fixed.evaluate({**NAIVE_CONFIG, "vector_length": 4})  # x = 3 in vectors of 4
+        assert m.status is Status.OK, m.error
+        assert "vector_recompute=false" in m.metrics["source"]
+        assert fixed.describe()["vector_recompute"] is False
+    finally:
+        fixed.close()
+    tuned = LaplacianProblem(sizes=[[37, 19]], vector_recompute=None)
+    assert tuned.space.names[-1] == "vector_recompute" and tuned.space.dims == 8
+    assert pickle.loads(pickle.dumps(tuned)).space.dims == 8
+    assert "vector_recompute" not in LaplacianProblem(sizes=[[37, 19]]).describe()

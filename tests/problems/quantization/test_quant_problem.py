@@ -110,3 +110,39 @@ def test_bad_options_raise(model: nn.Module, loaders) -> None:
         QuantizationProblem(model, loaders[1], size_limit=0.12, layers=["missing"], device="cpu")
     with pytest.raises(ConfigError):
         Quantizer(method="nope")
+
+
+def test_size_in_the_objective_without_a_limit(model: nn.Module, loaders) -> None:
+    """Seed 003 §13.6.3: accuracy loss + w * size / 8-bit size, every policy valid."""
+    w = 0.2
+    problem = QuantizationProblem(model, loaders[1], size_limit=None, size_weight=w, device="cpu")
+    policies = problem.policies
+    assert policies.size_limit is None and problem.space.constraints == ()
+    eight = problem.evaluate(policies.to_config(policies.uniform(8)))
+    assert eight.ok and eight.value == pytest.approx(w)  # no loss, the whole 8-bit size
+    assert eight.metrics["size_fraction"] == 1.0 and eight.metrics["accuracy_loss"] == 0.0
+    one = problem.evaluate(policies.to_config(policies.uniform(1)))
+    assert one.ok and one.metrics["size_bytes"] < eight.metrics["size_bytes"]
+    assert one.value == pytest.approx(
+        problem.reference.top1 - one.metrics["top1"] + w * one.metrics["size_fraction"]
+    )
+    config = problem.space.sample(1, seed=3)[0]
+    m = problem.evaluate(config)
+    assert m.metrics["size_fraction"] == pytest.approx(
+        policies.bytes_of(config) / policies.bytes_of(policies.to_config(policies.uniform(8)))
+    )
+    assert problem.describe()["size_weight"] == w
+    plain = QuantizationProblem(model, loaders[1], size_limit=0.12, device="cpu")
+    assert "size_weight" not in plain.describe()
+
+
+def test_size_weight_with_a_limit_and_bad_settings(model: nn.Module, loaders) -> None:
+    both = QuantizationProblem(model, loaders[1], size_limit=0.12, size_weight=0.5, device="cpu")
+    config = both.space.sample(1, seed=0)[0]
+    m = both.evaluate(config)
+    assert m.value == pytest.approx(m.metrics["accuracy_loss"] + 0.5 * m.metrics["size_fraction"])
+    assert both.evaluate(both.policies.to_config(both.policies.uniform(8))).status is Status.INVALID
+    with pytest.raises(ConfigError, match="size_weight"):
+        QuantizationProblem(model, loaders[1], size_limit=None, device="cpu")
+    with pytest.raises(ConfigError, match="size_weight"):
+        QuantizationProblem(model, loaders[1], size_limit=0.12, size_weight=-1.0, device="cpu")

@@ -130,3 +130,29 @@ def test_mean_ci_is_the_student_t_interval() -> None:
         3.182446305 * np.std([1, 2, 3, 4], ddof=1) / 2
     )
     assert mean_ci([5.0]) == (5.0, 5.0, 5.0)
+
+
+def test_size_in_the_objective_trades_accuracy_for_size(model: nn.Module, loaders) -> None:
+    """The same ten Sobol policies (no limit): a heavier size weight picks one no larger."""
+    runs = {
+        w: search_policy(
+            model,
+            loaders[1],
+            size_limit=None,
+            size_weight=w,
+            budget=10,
+            strategy="sobol",
+            seed=1,
+            device="cpu",
+        )
+        for w in (1e-6, 1.0)
+    }
+    heavy = runs[1.0].history
+    assert heavy["value"].to_numpy() == pytest.approx(
+        (heavy["accuracy_loss"] + heavy["size_fraction"]).to_numpy()
+    )
+    best = heavy.loc[heavy["value"].idxmin()]
+    assert runs[1.0].size_bytes == best["size_bytes"]
+    assert runs[1.0].accuracy_loss == pytest.approx(best["accuracy_loss"])
+    assert runs[1.0].size_bytes <= runs[1e-6].size_bytes
+    assert (heavy["size_fraction"] > 0.3).any()  # policies over any tight limit were measured

@@ -54,7 +54,7 @@ def test_rejected_code_is_a_build_error_with_source_and_compiler_output(cache) -
 
 
 def test_compilation_over_its_limit_is_a_timeout(cache) -> None:
-    jacobi(cache).baseline()  # measured once with the normal limits, then cached
+    jacobi(cache).baseline_record()  # measured once with the normal limits, then cached
     problem = jacobi(cache, compile_timeout_s=0.01)
     m = problem.evaluate(dict(problem.kernel.baseline, U2_J=30, RT2_J=4))
     assert m.status is Status.TIMEOUT and "compilation exceeded" in m.error
@@ -62,7 +62,7 @@ def test_compilation_over_its_limit_is_a_timeout(cache) -> None:
 
 def test_run_over_its_limit_is_a_timeout(cache) -> None:
     sizes = {"T": 1500, "N": 1500}
-    jacobi(cache, sizes=sizes).baseline()
+    jacobi(cache, sizes=sizes).baseline_record()
     problem = jacobi(cache, sizes=sizes, run_timeout_s=0.002)
     m = problem.evaluate(dict(problem.kernel.baseline, U2_J=2))
     assert m.status is Status.TIMEOUT and "run exceeded" in m.error
@@ -80,15 +80,23 @@ def test_orio_failure_regions_are_build_errors_in_compatible_mode(cache) -> None
     assert m.status is Status.BUILD_ERROR and "newlb_k" in m.error
 
 
+def test_baseline_is_a_configuration_of_the_space_as_the_contract_says(cache) -> None:
+    problem = jacobi(cache)
+    baseline = problem.baseline()
+    assert baseline == dict(problem.kernel.baseline) and problem.space.violated(baseline) == []
+    m = problem.evaluate(baseline)  # what `gpautotune tune` does to report a speedup
+    assert m.ok and m.metrics["baseline_s"] == problem.baseline_record().mean_s
+
+
 def test_baseline_is_measured_once_and_cached_on_disk(tmp_path, monkeypatch) -> None:
-    record = jacobi(tmp_path).baseline()
+    record = jacobi(tmp_path).baseline_record()
     again = jacobi(tmp_path, run_timeout_s=5.0)  # limits are not part of the key
 
     def no_measure(*args, **kwargs):
         raise AssertionError("the cached baseline must not be measured again")
 
     monkeypatch.setattr(again.runner, "measure", no_measure)
-    assert again.baseline() == record
+    assert again.baseline_record() == record
     other = jacobi(tmp_path, sizes={"T": 61, "N": 60})
     assert other.cache.get(other._baseline_fields()) is None
 

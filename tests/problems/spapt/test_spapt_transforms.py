@@ -9,6 +9,7 @@ integers, so every result is exact whatever the summation order.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from itertools import count
@@ -292,3 +293,31 @@ def test_openmp_private_list_names_inner_indices() -> None:
     code = _loops(NESTS["perfect"], {"openmp": 1, "regtile": (("j", 2),)})
     pragma = next(line for line in code.splitlines() if "omp parallel for" in line)
     assert "jt" in pragma and "j" in pragma.split("private(")[1]
+
+
+def _kernel_code(name: str, **values: object) -> str:
+    from gpautotune.problems.spapt import get_kernel
+    from gpautotune.problems.spapt._program import timed_code
+
+    kernel = get_kernel(name)
+    return "\n".join(timed_code(kernel, {**kernel.baseline, **values}))
+
+
+def test_lu_unrolled_k_divides_each_row_just_before_updating_it() -> None:
+    code = _kernel_code("lu", OMP=True, U1_K=4, U1_J=2)
+    main = code.split("for (k = N - N % 4")[0]
+    divisions = [main.index(f"A[{r}][j] = A[{r}][j] / ") for r in ("k", "k + 1", "k + 2", "k + 3")]
+    updates = [m.start() for m in re.finditer(r"#pragma omp parallel for", main)]
+    assert len(updates) == 4
+    assert divisions[0] < updates[0] < divisions[1] < updates[1] < divisions[2] < updates[2]
+    assert updates[2] < divisions[3] < updates[3]
+
+
+def test_no_jamming_when_an_inner_unrolled_loop_bound_mentions_the_index() -> None:
+    # trmm [C2]: k = i+1.. is unrolled by the same block, so i's copies are plainly
+    # unrolled (spec §1.2): two whole j loops in the i main loop instead of one.
+    main = _kernel_code("trmm", U2_I=2, U2_K=2).split("for (i = N - N % 2")[0]
+    i_main = main[main.index("for (i = 0; i <= N - 2; i += 2)") :]
+    assert i_main.count("for (j = 0; j <= N - 1; j++)") == 2
+    jammed = _kernel_code("trmm", U2_I=2, U2_J=2).split("for (i = N - N % 2")[0]
+    assert "B[i + 1][j] = B[i + 1][j]" in jammed.split("for (j = N - N % 2")[0]

@@ -1,9 +1,13 @@
 """lu — LU decomposition without pivoting, with a nested block (spec §3.11).
 
 Block [C2] (the update nest) is transformed first; [C1]'s unroll of ``j`` then acts on
-every loop named ``j`` in the k body, including those [C2] produced. Scalar names are
-unique per program, so the duplicate ``scv_N`` declarations of the original do not
-occur; Orio-compatible mode reports its two failure regions as build errors.
+every loop named ``j`` in the k body, including those [C2] produced. The k copies are
+always plainly unrolled (the j loops start at k+1), so each row's division runs just
+before its update. Scalar names are unique per program, so the duplicate ``scv_N``
+declarations of the original do not occur; Orio-compatible mode reports its two failure
+regions as build errors. SCR with U1_K > 1 gives a wrong result, as Orio's textual
+scalar replacement would: ``A[k+1][k+1]`` is loaded at the top of the unrolled k body,
+before the copy for row k updates it.
 """
 
 from __future__ import annotations
@@ -78,6 +82,7 @@ KERNEL = Kernel(
 """,
     table_12_1="9.6e12",
     thesis_checksum=600480935677.017212,
+    notes="SCR with U1_K > 1 loads A[k+1][k+1] before row k updates it: a wrong result.",
     orio_failures=(
         (
             "SCR and (U2_I > 1 or U2_J > 1 or RT2_I > 1 or RT2_J > 1)",

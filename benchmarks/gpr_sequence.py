@@ -1,0 +1,34 @@
+"""The trial sequences of a strategy on laplacian-replay, as JSON (to compare two versions).
+
+Run (from the repository root) on each version, then compare the files::
+
+    PYTHONPATH=$PWD python benchmarks/gpr_sequence.py --seeds 0 1 2 3 --budget 60 --out after.json
+    cmp before.json after.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from gpautotune.problems import laplacian_replay
+from gpautotune.tuner import tune
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--strategy", default="gpr")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3])
+    parser.add_argument("--budget", type=int, default=60)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    runs = {}
+    for seed in args.seeds:
+        result = tune(laplacian_replay(), args.strategy, args.budget, seed=seed)
+        runs[seed] = [[t.config, t.value] for t in result.trials]
+    with open(args.out, "w") as f:
+        json.dump(runs, f, sort_keys=True)
+
+
+if __name__ == "__main__":
+    main()

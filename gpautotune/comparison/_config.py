@@ -1,0 +1,265 @@
+"""Comparison files: problems × strategies × repetitions × budget, validated with pydantic.
+
+A comparison file::
+
+    problems:                        # or `problem: {...}` for one
+      - {name: laplacian-replay}     # + the problem's own options
+    strategies:
+      - {name: random, label: RS}    # + the strategy's own options
+      - {name: gpr, label: GPR, repetitions: 200, n_init: 13}
+    repetitions: 1000                # per strategy, unless the strategy says otherwise
+    budget: 120
+    seed: 1                          # first seed: repetition r uses seed + r
+    storage: results/compare.db      # one SQLite journal for every repetition
+    workers: 2                       # default: the machine's cores
+    checkpoints: [30, 60, 90, 120]   # budgets the report tabulates
+    reference: RS                    # the strategy others are tested against
+
+Each repetition is one tuning run in the journal, identified like any run by problem,
+strategy, options and seed, plus the strategy's display label as the run's ``label`` (so
+renaming a label starts new repetitions). A problem ``name`` that contains a colon,
+``package.module:factory``, names a factory to import, for problems outside the registry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from gpautotune.config import (
+    Section,
+    build_strategy,
+    check_problem,
+    check_strategy,
+    load_yaml_model,
+)
+from gpautotune.exceptions import ConfigError
+from gpautotune.problems import Problem
+from gpautotune.tuner import run_spec
+
+__all__ = [
+    "ComparisonConfig",
+    "StrategyEntry",
+    "Repetition",
+    "default_checkpoints",
+    "expand",
+    "load_comparison",
+]
+
+
+class StrategyEntry(Section):
+    """``{name, label?, repetitions?, budget?, <options>}``: one strategy of a comparison."""
+
+    label: str | None = None
+    repetitions: int | None = Field(None, gt=0)
+    #: This strategy's budget when it differs from the comparison's (LHS and DLMT use
+    #: 125 evaluations in seed 003 Table 11.3).
+    budget: int | None = Field(None, gt=0)
+
+    @property
+    def display(self) -> str:
+        """The label shown in reports (the strategy's name unless a label is given)."""
+        return self.label or self.name
+
+
+class ComparisonConfig(BaseModel):
+    """A comparison: every strategy on every problem, repeated with consecutive seeds.
+
+    Attributes:
+        problems: the problems (registry sections, or ``module:factory`` names).
+        strategies: the strategies with their options, labels and repetition counts.
+        repetitions: repetitions of a strategy that does not give its own.
+        budget: evaluations per repetition.
+        seed: the first seed; repetition ``r`` (0-based) uses ``seed + r``.
+        storage: the SQLite journal that holds every repetition.
+        workers: local Dask workers (default: the machine's cores).
+        checkpoints: budgets at which reports tabulate results (default: quarters).
+        reference: the label the others are tested against (default: ``random`` if
+            present, else the first strategy).
+        output: the report folder (default: next to the journal, ``<stem>-report``).
+        hardware_slots: repetitions of a hardware-measuring problem allowed at once.
+        hardware_resources: Dask worker resources a hardware repetition needs instead
+            (e.g. ``{GPU: 1}`` on workers started with ``--resources GPU=1``).
+        retries: times Dask reruns a repetition that raised.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    problems: list[Section] = Field(min_length=1)
+    strategies: list[StrategyEntry] = Field(min_length=1)
+    repetitions: int = Field(gt=0)
+    budget: int = Field(gt=0)
+    seed: int = Field(0, ge=0)
+    storage: str
+    workers: int | None = Field(None, gt=0)
+    checkpoints: list[int] | None = None
+    reference: str | None = None
+    output: str | None = None
+    hardware_slots: int = Field(1, gt=0)
+    hardware_resources: dict[str, float] | None = None
+    retries: int = Field(2, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _single_problem(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "problem" in data:
+            if "problems" in data:
+                raise ValueError("give either `problem` or `problems`, not both")
+            data = {**data, "problems": [data["problem"]]}
+            del data["problem"]
+        return data
+
+    @field_validator("storage")
+    @classmethod
+    def _journal_file(cls, value: str) -> str:
+        from gpautotune.exceptions import StorageError
+        from gpautotune.storage import journal_path
+
+        try:
+            path = journal_path(value)
+        except StorageError as exc:
+            raise ValueError(str(exc)) from None
+        if path == ":memory:":
+            raise ValueError("a comparison's journal must be a file (its workers share it)")
+        return path
+
+    @field_validator("checkpoints")
+    @classmethod
+    def _sorted_checkpoints(cls, value: list[int] | None) -> list[int] | None:
+        if value is not None and (not value or any(c < 1 for c in value)):
+            raise ValueError("checkpoints must be a non-empty list of positive budgets")
+        return None if value is None else sorted(set(value))
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ComparisonConfig:
+        labels = [s.display for s in self.strategies]
+        duplicates = sorted({x for x in labels if labels.count(x) > 1})
+        if duplicates:
+            raise ValueError(
+                f"strategy labels {duplicates} repeat; give each strategy a distinct `label`"
+            )
+        if self.reference is not None and self.reference not in labels:
+            raise ValueError(
+                f"reference {self.reference!r} is none of the strategy labels {labels}"
+            )
+        if self.checkpoints and self.checkpoints[-1] > self.budget:
+            raise ValueError(f"checkpoint {self.checkpoints[-1]} exceeds the budget {self.budget}")
+        return self
+
+    def repetitions_of(self, entry: StrategyEntry) -> int:
+        return entry.repetitions or self.repetitions
+
+    def budget_of(self, entry: StrategyEntry) -> int:
+        return entry.budget or self.budget
+
+    def report_checkpoints(self) -> list[int]:
+        """The checkpoints, or the budget's quarters."""
+        return self.checkpoints or default_checkpoints(self.budget)
+
+    def reference_label(self) -> str:
+        labels = [s.display for s in self.strategies]
+        if self.reference:
+            return self.reference
+        return next((s.display for s in self.strategies if s.name == "random"), labels[0])
+
+    def report_dir(self) -> Path:
+        if self.output:
+            return Path(self.output)
+        storage = Path(self.storage)
+        return storage.with_name(f"{storage.stem}-report")
+
+    def select(self, labels: list[str] | None) -> ComparisonConfig:
+        """Only the strategies whose labels are given (all when None)."""
+        if not labels:
+            return self
+        known = [s.display for s in self.strategies]
+        unknown = sorted(set(labels) - set(known))
+        if unknown:
+            raise ConfigError(f"no strategy labelled {unknown}; the comparison has {known}")
+        return self.model_copy(
+            update={"strategies": [s for s in self.strategies if s.display in labels]}
+        )
+
+
+def default_checkpoints(budget: int) -> list[int]:
+    """Quarters of the budget (at least 1), ending at the budget."""
+    return sorted({max(1, round(budget * q / 4)) for q in (1, 2, 3, 4)})
+
+
+def load_comparison(path: str | os.PathLike[str]) -> ComparisonConfig:
+    """Read and validate a comparison YAML file, the options of each problem and strategy included.
+
+    Raises:
+        DataNotFoundError: the file does not exist.
+        ConfigError: bad YAML, a bad key or value (the message names it).
+    """
+    config = load_yaml_model(
+        path, ComparisonConfig, "comparison", "problems, strategies, repetitions, budget, storage"
+    )
+    for i, entry in enumerate(config.strategies):
+        check_strategy(entry, f"{path}: strategies.{i} ({entry.name})")
+    for i, section in enumerate(config.problems):
+        check_problem(section, f"{path}: problems.{i} ({section.name})", factory_names=True)
+    return config
+
+
+@dataclass(frozen=True)
+class Repetition:
+    """One task: a strategy on a problem with one seed and budget, stored in a journal.
+
+    Plain data (sent to Dask workers, which build the problem and strategy themselves).
+    """
+
+    problem: Section
+    strategy: StrategyEntry
+    index: int
+    seed: int
+    budget: int
+    storage: str
+    hardware: bool = False
+    key: str = field(default="", compare=False)
+
+    @property
+    def label(self) -> str:
+        return self.strategy.display
+
+    def describe(self) -> str:
+        return f"{self.problem.name} / {self.label} / seed {self.seed}"
+
+
+def expand(config: ComparisonConfig, problems: list[Problem]) -> Iterator[Repetition]:
+    """Every repetition of ``config``, interleaved (repetition 0 of everything first), with
+    its journal run key (``problems`` are the built ``config.problems``, in order)."""
+    longest = max(config.repetitions_of(s) for s in config.strategies)
+    specs = {
+        (i, j): run_spec(
+            problem,
+            build_strategy(entry, problem, config.seed),
+            seed=config.seed,
+            label=entry.display,
+        )
+        for i, problem in enumerate(problems)
+        for j, entry in enumerate(config.strategies)
+    }
+    for r in range(longest):
+        for i, (section, problem) in enumerate(zip(config.problems, problems, strict=True)):
+            for j, entry in enumerate(config.strategies):
+                if r >= config.repetitions_of(entry):
+                    continue
+                seed = config.seed + r
+                key = dataclasses.replace(specs[i, j], seed=seed).key
+                yield Repetition(
+                    section,
+                    entry,
+                    r,
+                    seed,
+                    config.budget_of(entry),
+                    config.storage,
+                    bool(problem.measures_hardware),
+                    key,
+                )

@@ -1,0 +1,180 @@
+"""Run a comparison file on Dask: every pending repetition is one task.
+
+Re-running the same comparison skips the repetitions the journal holds as finished with
+the same budget and resumes the others from their stored trials, so a killed comparison
+continues where it stopped and a larger budget extends the stored runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from distributed import as_completed
+
+from gpautotune.comparison._config import (
+    ComparisonConfig,
+    Repetition,
+    expand,
+    load_comparison,
+)
+from gpautotune.comparison._dask import RepetitionOutcome, dask_client, run_repetition, task_options
+from gpautotune.config import build_problem
+from gpautotune.exceptions import StorageError
+from gpautotune.problems import Problem
+from gpautotune.storage import Journal, journal_path
+
+__all__ = ["ComparisonResult", "ProgressCallback", "run_comparison", "pending_repetitions"]
+
+_log = logging.getLogger(__name__)
+
+#: ``progress(done, total, outcome)``: once with ``outcome=None`` before the first task
+#: (``done`` = repetitions already finished), then after each task.
+ProgressCallback = Callable[[int, int, RepetitionOutcome | None], None]
+
+
+@dataclass(frozen=True)
+class ComparisonResult:
+    """What :func:`run_comparison` did.
+
+    Attributes:
+        config: the comparison (strategies restricted to those selected).
+        storage: the journal holding every repetition.
+        total: repetitions in the comparison.
+        skipped: repetitions already finished in the journal (not run again).
+        outcomes: one per task run now, failures included.
+        wall_s: wall time of the whole call.
+        workers: Dask workers that served it.
+    """
+
+    config: ComparisonConfig
+    storage: str
+    total: int
+    skipped: int
+    outcomes: list[RepetitionOutcome] = field(default_factory=list)
+    wall_s: float = 0.0
+    workers: int = 0
+
+    @property
+    def failed(self) -> list[RepetitionOutcome]:
+        return [o for o in self.outcomes if not o.ok]
+
+    @property
+    def completed(self) -> int:
+        """Repetitions finished in the journal after this call."""
+        return self.skipped + sum(o.ok for o in self.outcomes)
+
+
+def _catalog(config: ComparisonConfig, problems: Sequence[Problem]) -> None:
+    """Record each problem (section, optimum) and the report's settings in the journal,
+    so that a report made later from the journal alone is the comparison's."""
+    with Journal(config.storage) as journal:
+        journal.record_report_settings(
+            {
+                "checkpoints": config.report_checkpoints(),
+                "reference": config.reference_label(),
+                "labels": [s.display for s in config.strategies],
+                "output": str(config.report_dir().resolve()) if config.output else None,
+            }
+        )
+        for section, problem in zip(config.problems, problems, strict=True):
+            journal.record_problem(
+                problem.name,
+                problem.describe(),
+                {"name": section.name, **section.options},
+                problem.optimum,
+            )
+
+
+def pending_repetitions(
+    config: ComparisonConfig, problems: Sequence[Problem]
+) -> tuple[list[Repetition], int]:
+    """The repetitions still to run and the number already finished with this budget."""
+    repetitions = list(expand(config, list(problems)))
+    with Journal(config.storage) as journal:
+        finished = {(r.key, r.budget) for r in journal.runs() if r.status == "finished"}
+    pending = [r for r in repetitions if (r.key, r.budget) not in finished]
+    return pending, len(repetitions) - len(pending)
+
+
+def run_comparison(
+    config_path: str | os.PathLike[str],
+    *,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    progress: ProgressCallback | None = None,
+    only: Sequence[str] | None = None,
+    storage: str | os.PathLike[str] | None = None,
+) -> ComparisonResult:
+    """Run (or resume) the comparison of ``config_path`` on Dask.
+
+    Args:
+        config_path: the comparison YAML file (see :mod:`gpautotune.comparison._config`).
+        scheduler: a running Dask scheduler (``tcp://HOST:PORT``); None starts a local
+            cluster of ``workers`` processes.
+        workers: local worker processes (default: the file's ``workers``, else the cores).
+        progress: called before the first task and after each (see :data:`ProgressCallback`).
+        only: run only the strategies with these labels.
+        storage: a journal path replacing the file's ``storage``.
+
+    Returns:
+        What ran; failed repetitions are listed (with their errors), not raised.
+    """
+    start = time.perf_counter()
+    config = load_comparison(config_path).select(list(only) if only else None)
+    if storage is not None:
+        path = journal_path(storage)
+        if path == ":memory:":
+            raise StorageError("a comparison's journal must be a file (its workers share it)")
+        config = config.model_copy(update={"storage": path})
+    Path(config.storage).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    problems = [build_problem(s, factory_names=True) for s in config.problems]
+    _catalog(config, problems)
+    pending, skipped = pending_repetitions(config, problems)
+    total = len(pending) + skipped
+    if progress is not None:
+        progress(skipped, total, None)
+    if not pending:
+        return ComparisonResult(
+            config, config.storage, total, skipped, [], time.perf_counter() - start, 0
+        )
+    n_workers = 0
+    outcomes: list[RepetitionOutcome] = []
+    with dask_client(scheduler, workers or config.workers) as client:
+        n_workers = len(client.scheduler_info().get("workers", {}))
+        _log.info(
+            "%d repetitions to run (%d finished) on %d workers", len(pending), skipped, n_workers
+        )
+        lease = not config.hardware_resources
+        futures = {
+            client.submit(
+                run_repetition,
+                rep,
+                config.hardware_slots,
+                lease,
+                **task_options(rep, config.retries, config.hardware_resources),
+            ): rep
+            for rep in pending
+        }
+        for future in as_completed(futures):
+            outcome = _outcome(future, futures[future])
+            outcomes.append(outcome)
+            if progress is not None:
+                progress(skipped + len(outcomes), total, outcome)
+            future.release()
+    return ComparisonResult(
+        config, config.storage, total, skipped, outcomes, time.perf_counter() - start, n_workers
+    )
+
+
+def _outcome(future: object, rep: Repetition) -> RepetitionOutcome:
+    """The task's result, or a failed outcome carrying its error."""
+    try:
+        return future.result()  # type: ignore[attr-defined]
+    except Exception as exc:  # noqa: BLE001 - one failed repetition must not stop the others
+        _log.warning("repetition %s failed: %s", rep.describe(), exc)
+        return RepetitionOutcome(rep, -1, 0, None, 0.0, "", f"{type(exc).__name__}: {exc}")

@@ -1,0 +1,98 @@
+"""What the OpenCL and C kernel problems share: validation, the objective, the result."""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+from abc import abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from gpautotune.exceptions import ConfigError, SpaceError
+from gpautotune.execution import Evaluator, InProcessEvaluator, IsolatedEvaluator
+from gpautotune.problems import Measurement, Problem, Status
+from gpautotune.problems.kernel._answer import compare_outputs
+from gpautotune.problems.kernel._spec import KernelSpec
+from gpautotune.space import Config
+
+__all__ = ["KernelProblem"]
+
+
+class KernelProblem(Problem):
+    """A user's kernel: a :class:`KernelSpec` measured by a backend (OpenCL or C).
+
+    Subclasses implement :meth:`_measure`, which gets a valid configuration and returns
+    a measurement made by :meth:`_checked` and :meth:`_timed`.
+    """
+
+    measures_hardware = True
+
+    def __init__(self, spec: KernelSpec, *, timeout_s: float) -> None:
+        if timeout_s <= 0:
+            raise ConfigError(f"timeout_s must be positive, got {timeout_s}")
+        self.spec, self.space, self.timeout_s = spec, spec.space, float(timeout_s)
+
+    @property
+    def report_metrics(self) -> tuple[str, ...]:
+        """Metrics the command line prints for the best configuration."""
+        return ("bound_fraction", "copy_bandwidth_Bps", *self.spec.objective.metrics)
+
+    def evaluate(self, config: Config) -> Measurement:
+        try:
+            config = self.space.validate(config)
+        except SpaceError as exc:
+            return Measurement.failure(Status.INVALID, str(exc))
+        try:
+            return self._measure(config)
+        except ConfigError as exc:  # an expression that has no value for this configuration
+            return Measurement.failure(Status.INVALID, str(exc))
+
+    @abstractmethod
+    def _measure(self, config: Config) -> Measurement:
+        """Build, check and time a valid configuration."""
+
+    def _checked(
+        self, outputs: Mapping[str, Any], expected: Mapping[str, Any], meta: dict[str, Any]
+    ) -> Measurement | None:
+        """A ``wrong_result`` measurement when the outputs differ from the answer, else
+        ``None`` (``meta`` gets the largest error)."""
+        if not expected:
+            return None
+        check = compare_outputs(outputs, expected, atol=self.spec.atol, rtol=self.spec.rtol)
+        meta["max_abs_error"] = check.max_abs_error
+        if check.mismatch is None:
+            return None
+        return Measurement.failure(Status.WRONG_RESULT, check.mismatch, **meta)
+
+    def _timed(self, config: Config, times: Sequence[float], meta: dict[str, Any]) -> Measurement:
+        """The measurement of a kernel that ran ``times`` (seconds): the fastest counts."""
+        best = min(times)
+        metrics = self.spec.objective.evaluate(best, self.spec.scope(config))
+        value = self.spec.objective.value(best, metrics)
+        meta.update(time_s=best, **metrics)
+        if value is None:
+            return Measurement.failure(
+                Status.RUN_ERROR,
+                f"objective {self.spec.objective.name} is {metrics[self.spec.objective.name]!r}",
+                times_s=list(times),
+                **meta,
+            )
+        return Measurement.success(value, times, **meta)
+
+    def default_evaluator(self) -> Evaluator:
+        """A worker process with this problem's timeout (a hung kernel costs one timeout);
+        in this process, with a warning, when the problem cannot be pickled (e.g. a lambda
+        as answer)."""
+        try:
+            pickle.dumps(self)
+        except Exception as exc:  # noqa: BLE001 - any pickling failure means the same
+            warnings.warn(
+                f"{self.name} runs in this process without a timeout: it cannot be sent to a "
+                f"worker ({exc}); define answer functions at module level to get timeouts",
+                stacklevel=2,
+            )
+            return InProcessEvaluator()
+        return IsolatedEvaluator(timeout_s=self.timeout_s)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, **self.spec.describe()}

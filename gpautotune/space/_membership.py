@@ -1,0 +1,67 @@
+"""A predicate that admits exactly the rows of a table (a brute-forced, measured space).
+
+A replayed table defines its own valid set: the configurations it holds. :class:`RowSet`
+is that set as a constraint of a :class:`~gpautotune.space.Space`, so that sampling,
+candidate pools and neighbourhoods only ever see rows of the table. It follows the
+column-function protocol of :mod:`gpautotune.space._constraints` (a mapping of name to
+column in, a boolean array out) and is evaluated vectorised: each column is mapped to
+the position of its value among the table's values (``searchsorted``), the positions to
+one mixed-radix key per row, and the keys are looked up in the table's sorted keys.
+It holds only arrays, so a space using it pickles (problems are sent to Dask workers).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+
+__all__ = ["RowSet"]
+
+
+class RowSet:
+    """True for configurations whose values form a row of ``columns``.
+
+    Args:
+        columns: parameter name -> the values of every row (equal lengths), as the
+            space's predicates see them (``Space.columns``: booleans as 0/1).
+        label: the constraint's text (shown by ``gpautotune space``).
+    """
+
+    def __init__(self, columns: Mapping[str, np.ndarray], label: str = "row of the table") -> None:
+        self.names = tuple(columns)
+        self.levels = {n: np.unique(np.asarray(columns[n])) for n in self.names}
+        sizes = [len(self.levels[n]) for n in self.names]
+        self._radix = None
+        if math.prod(sizes) < 2**62:
+            self._radix = np.cumprod((1, *sizes[:0:-1]))[::-1].astype(np.int64)
+        self.keys = np.unique(self._keys(columns)[0])
+        self.__name__ = label
+
+    def __repr__(self) -> str:
+        return self.__name__
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def _keys(self, cols: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """One key per row and a mask of rows whose every value occurs in the table."""
+        first = np.asarray(cols[self.names[0]])
+        n = first.shape[0] if first.ndim else 1
+        positions = np.empty((n, len(self.names)), dtype=np.int64)
+        known = np.ones(n, dtype=bool)
+        for j, name in enumerate(self.names):
+            levels = self.levels[name]
+            values = np.broadcast_to(np.asarray(cols[name]), (n,))
+            pos = np.minimum(np.searchsorted(levels, values), len(levels) - 1)
+            known &= levels[pos] == values
+            positions[:, j] = pos
+        if self._radix is not None:
+            return positions @ self._radix, known
+        packed = np.ascontiguousarray(positions)
+        return packed.view(np.dtype((np.void, 8 * len(self.names)))).ravel(), known
+
+    def __call__(self, cols: Mapping[str, np.ndarray]) -> np.ndarray:
+        keys, known = self._keys(cols)
+        return known & np.isin(keys, self.keys)

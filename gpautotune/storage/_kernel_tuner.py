@@ -1,0 +1,309 @@
+"""The field's exchange formats in: Kernel Tuner cache files and T4 results files.
+
+A **Kernel Tuner cache** (``.json``, often ``.json.gz``) holds ``tune_params`` (the
+levels of each parameter), ``tune_params_keys`` (their order), ``objective`` and
+``cache``: one record per measured configuration, keyed by the comma-joined values,
+holding the parameter values and the recorded fields (``time``, ``times``,
+``GFLOP/s``, ...). A configuration that failed has an error marker instead of a number
+(``InvalidConfig``, ``CompilationFailedConfig``, ``RuntimeFailedConfig``, or the
+generic ``ErrorConfig``; any field may hold it, as Kernel Tuner's own ``read_cache``
+reads it); caches of old Kernel Tuner versions recorded failures as a huge sentinel
+time (``1e20``, ``sys.float_info.max``), read here as any value of magnitude >= 1e20 or
+not finite. A cache left open by an interrupted run (ending in ``,``) is closed the way
+Kernel Tuner closes it.
+
+A **T4 results file** holds ``results``: one entry per configuration with
+``configuration``, ``invalidity`` (``correct``, ``compile``, ``runtime``,
+``constraints``, ``timeout``, ``correctness``), ``measurements`` (``name``, ``value``,
+``unit``) and ``times.runtimes``.
+
+Both are read into one :class:`TuningRecords`, whose failure kinds use the T4
+``invalidity`` vocabulary.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gpautotune.exceptions import ConfigError
+
+__all__ = ["TuningRecords", "read_tuning_file", "read_json_document", "STATUS_INVALIDITY"]
+
+#: Our failure statuses (``Status`` values) and T4's ``invalidity`` words, both ways.
+STATUS_INVALIDITY = {
+    "ok": "correct",
+    "invalid": "constraints",
+    "build_error": "compile",
+    "run_error": "runtime",
+    "wrong_result": "correctness",
+    "timeout": "timeout",
+}
+#: Kernel Tuner's error markers and the invalidity each one means.
+MARKERS = {
+    "InvalidConfig": "constraints",
+    "CompilationFailedConfig": "compile",
+    "RuntimeFailedConfig": "runtime",
+    "ErrorConfig": "runtime",
+}
+SENTINEL = 1e20
+_HINT = "give a Kernel Tuner cache (.json or .json.gz) or a T4 results file"
+
+
+@dataclass(frozen=True)
+class TuningRecords:
+    """The rows of a Kernel Tuner cache or T4 file, with one objective read out.
+
+    Attributes:
+        source: the file read.
+        format: ``"cache"`` or ``"t4"``.
+        objective: the recorded field read as the objective.
+        levels: tuned parameter (the file's order) -> its levels (``tune_params`` of a
+            cache; the values seen, sorted, in a T4 file).
+        columns: tuned parameter -> its value in each row.
+        values: the objective of each row; NaN where the row failed.
+        invalidity: each row's T4 invalidity (``"correct"`` for a measured row).
+        errors: each row's error text (the marker), None for measured rows.
+        samples: each row's recorded run times (may be empty).
+        metadata: the file's description (device, kernel, problem size, ...).
+        skipped: why rows were left out (a reason -> count and up to three examples).
+    """
+
+    source: str
+    format: str
+    objective: str
+    levels: dict[str, tuple[Any, ...]]
+    columns: dict[str, list[Any]]
+    values: np.ndarray
+    invalidity: list[str]
+    errors: list[str | None]
+    samples: list[tuple[float, ...]]
+    metadata: dict[str, Any] = field(default_factory=dict)
+    skipped: dict[str, tuple[int, list[dict[str, Any]]]] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+
+def read_json_document(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A JSON object from a ``.json`` or gzip-compressed file (Kernel Tuner's open caches
+    closed first).
+
+    Raises:
+        ConfigError: the file cannot be decompressed or parsed, or holds no JSON object.
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+        text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8")
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc}); {_HINT}") from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        document = _closed_open_cache(text)
+        if document is None:
+            raise ConfigError(
+                f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}; "
+                f"a truncated file?); {_HINT}"
+            ) from None
+    if not isinstance(document, dict):
+        raise ConfigError(f"{path}: holds a JSON {type(document).__name__}, not an object; {_HINT}")
+    return document
+
+
+def _closed_open_cache(text: str) -> Any | None:
+    """An interrupted Kernel Tuner run leaves its cache open, ending in ``,``."""
+    stripped = text.rstrip()
+    if not stripped.endswith(",") or '"cache"' not in stripped[:100_000]:
+        return None
+    try:
+        return json.loads(stripped[:-1] + "}\n}")
+    except json.JSONDecodeError:
+        return None
+
+
+def read_tuning_file(path: str | os.PathLike[str], objective: str | None = None) -> TuningRecords:
+    """Read a Kernel Tuner cache or T4 results file (the format is recognised by its keys).
+
+    Args:
+        path: the file (``.json`` or ``.json.gz``).
+        objective: the recorded field to read; default the file's own (a cache's
+            ``objective``, a T4 entry's ``objectives[0]``), else ``time``.
+
+    Raises:
+        ConfigError: unreadable file, neither format, no records, or an objective that no
+            record holds (the message lists the recorded ones).
+    """
+    document = read_json_document(path)
+    if "results" in document:
+        return _read_t4(str(path), document, objective)
+    if "cache" not in document:
+        raise ConfigError(
+            f"{path}: no `cache` key, so not a Kernel Tuner cache (and no `results` key of a "
+            f"T4 file); it has keys {sorted(document)[:20]}"
+        )
+    return _read_cache(str(path), document, objective)
+
+
+# ------------------------------------------------------------------ shared rows logic
+class _Rows:
+    """Accumulates rows, skipping (and counting) those that cannot be used."""
+
+    def __init__(self, keys: Sequence[str], levels: Mapping[str, Sequence[Any]] | None) -> None:
+        self.keys = list(keys)
+        self.allowed = None if levels is None else {k: set(levels[k]) for k in keys}
+        self.columns: dict[str, list[Any]] = {k: [] for k in keys}
+        self.values: list[float] = []
+        self.invalidity: list[str] = []
+        self.errors: list[str | None] = []
+        self.samples: list[tuple[float, ...]] = []
+        self.skipped: dict[str, tuple[int, list[dict[str, Any]]]] = {}
+        self._seen: set[tuple[Any, ...]] = set()
+
+    def skip(self, reason: str, config: dict[str, Any]) -> None:
+        count, examples = self.skipped.get(reason, (0, []))
+        self.skipped[reason] = (count + 1, examples + [config] if len(examples) < 3 else examples)
+
+    def add(self, config: Mapping[str, Any], outcome: tuple[float, str, str | None], times: Any):
+        missing = [k for k in self.keys if k not in config]
+        row = {k: config.get(k) for k in self.keys}
+        if missing:
+            return self.skip(f"lacks parameter(s) {missing}", row)
+        if self.allowed is not None:
+            outside = [k for k in self.keys if row[k] not in self.allowed[k]]
+            if outside:
+                return self.skip(f"values of {outside} are not levels of tune_params", row)
+        key = tuple(row.values())
+        if key in self._seen:
+            return self.skip("repeats an earlier configuration (the first is kept)", row)
+        self._seen.add(key)
+        for k in self.keys:
+            self.columns[k].append(row[k])
+        value, invalidity, error = outcome
+        self.values.append(value)
+        self.invalidity.append(invalidity)
+        self.errors.append(error)
+        self.samples.append(_numbers(times))
+
+
+def _numbers(times: Any) -> tuple[float, ...]:
+    if not isinstance(times, list):
+        return ()
+    try:
+        return tuple(map(float, times))
+    except (TypeError, ValueError):
+        return tuple(float(t) for t in times if _is_number(t))
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _outcome(value: Any, objective: str) -> tuple[float, str, str | None]:
+    """(value, invalidity, error) of one recorded objective value."""
+    if isinstance(value, str) and value in MARKERS:
+        return math.nan, MARKERS[value], value
+    if value is None:
+        return math.nan, "runtime", f"no {objective!r} recorded"
+    if not _is_number(value):
+        return math.nan, "runtime", f"{objective!r} is {value!r}, not a number"
+    if not math.isfinite(value) or abs(value) >= SENTINEL:
+        return math.nan, "runtime", f"{objective!r} is {value!r} (an old failure sentinel)"
+    return float(value), "correct", None
+
+
+def _unknown_objective(path: str, objective: str, recorded: Sequence[str]) -> ConfigError:
+    return ConfigError(
+        f"{path}: no record holds the objective {objective!r}; recorded fields: "
+        f"{sorted(recorded)[:30]}; choose one with `objective:`"
+    )
+
+
+def _finish(path: str, kind: str, objective: str, levels: dict, rows: _Rows, meta: dict):
+    if not rows.values:
+        reasons = "; ".join(f"{n} {r}" for r, (n, _) in rows.skipped.items()) or "it is empty"
+        raise ConfigError(f"{path}: no usable record ({reasons})")
+    return TuningRecords(
+        path,
+        kind,
+        objective,
+        levels,
+        rows.columns,
+        np.asarray(rows.values, dtype=float),
+        rows.invalidity,
+        rows.errors,
+        rows.samples,
+        meta,
+        rows.skipped,
+    )
+
+
+# ---------------------------------------------------------------------- the formats
+def _read_cache(path: str, document: dict[str, Any], objective: str | None) -> TuningRecords:
+    cache, tune_params = document["cache"], document.get("tune_params")
+    if not isinstance(cache, dict) or not isinstance(tune_params, dict) or not tune_params:
+        raise ConfigError(
+            f"{path}: a Kernel Tuner cache needs `cache` (an object of records) and "
+            "`tune_params` (an object of parameter levels)"
+        )
+    keys = [k for k in document.get("tune_params_keys") or tune_params if k in tune_params]
+    levels = {k: tuple(tune_params[k]) for k in keys}
+    objective = objective or document.get("objective") or "time"
+    if not isinstance(objective, str):
+        objective = "time"
+    records = [r for r in cache.values() if isinstance(r, dict)]
+    if records and not any(objective in r for r in records):
+        recorded = {k for r in records[:100] for k in r if k not in levels}
+        raise _unknown_objective(path, objective, recorded)
+    rows = _Rows(keys, levels)
+    for record in records:
+        marker = next((v for v in record.values() if isinstance(v, str) and v in MARKERS), None)
+        outcome = _outcome(marker or record.get(objective), objective)
+        rows.add(record, outcome, record.get("times"))
+    meta = {k: document[k] for k in ("device_name", "kernel_name", "problem_size") if k in document}
+    return _finish(path, "cache", objective, levels, rows, meta)
+
+
+def _read_t4(path: str, document: dict[str, Any], objective: str | None) -> TuningRecords:
+    results = document["results"]
+    if not isinstance(results, list):
+        raise ConfigError(f"{path}: `results` must be a list of T4 result entries")
+    entries = [
+        e for e in results if isinstance(e, dict) and isinstance(e.get("configuration"), dict)
+    ]
+    if not entries:
+        raise ConfigError(f"{path}: no T4 result entry with a `configuration`")
+    objective = objective or (entries[0].get("objectives") or ["time"])[0]
+    recorded = {m.get("name") for e in entries for m in e.get("measurements") or []}
+    if objective not in recorded:
+        raise _unknown_objective(path, objective, [str(r) for r in recorded if r is not None])
+    keys = list(entries[0]["configuration"])
+    rows = _Rows(keys, None)
+    for entry in entries:
+        found = [
+            m.get("value") for m in entry.get("measurements") or [] if m.get("name") == objective
+        ]
+        outcome = _outcome(found[0] if found else None, objective)
+        invalidity = entry.get("invalidity", "correct")
+        if invalidity != "correct" and invalidity in STATUS_INVALIDITY.values():
+            marker = found[0] if found and isinstance(found[0], str) else None
+            outcome = (math.nan, invalidity, marker or f"T4 invalidity {invalidity!r}")
+        times = entry.get("times") if isinstance(entry.get("times"), dict) else {}
+        rows.add(entry["configuration"], outcome, times.get("runtimes"))
+    levels = {k: tuple(sorted(set(rows.columns[k]), key=_order)) for k in keys}
+    return _finish(path, "t4", objective, levels, rows, dict(document.get("metadata") or {}))
+
+
+def _order(value: Any) -> tuple[int, Any]:
+    """Sort key for mixed levels: numbers first (by value), then the rest as text."""
+    return (0, value) if _is_number(value) else (1, str(value))

@@ -1,0 +1,115 @@
+"""What the journal stores about runs: their identity, their records, the problem catalog."""
+
+from __future__ import annotations
+
+import json
+import platform
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any
+
+import numpy as np
+
+__all__ = ["CatalogEntry", "RunRecord", "RunSpec", "dumps", "package_versions"]
+
+_PACKAGES = ("gpautotune", "numpy", "scipy", "torch", "gpytorch", "botorch", "pandas", "pyopencl")
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of Python and the packages that shape results."""
+    out = {"python": platform.python_version()}
+    for name in _PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)
+
+
+def dumps(value: Any) -> str:
+    """The JSON text the journal stores (keys sorted; numpy values as Python ones)."""
+    return json.dumps(value, default=_json_default, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What identifies a run: same key, same run (re-running resumes it)."""
+
+    problem: str
+    problem_settings: Mapping[str, Any]
+    strategy: str
+    strategy_settings: Mapping[str, Any]
+    seed: int | None
+    space: Mapping[str, Any]
+    label: str | None = None
+
+    @property
+    def key(self) -> str:
+        return dumps(
+            {
+                "problem": self.problem,
+                "problem_settings": self.problem_settings,
+                "strategy": self.strategy,
+                "strategy_settings": self.strategy_settings,
+                "seed": self.seed,
+                "label": self.label,
+            }
+        )
+
+    def describe(self) -> str:
+        """``problem / strategy, seed S`` (with the name when the run has one)."""
+        return _describe(self.problem, self.strategy, self.seed, self.label)
+
+
+def _describe(problem: str, strategy: str, seed: int | None, label: str | None) -> str:
+    named = f", name {label!r}" if label is not None else ""
+    return f"{problem} / {strategy}, seed {seed}{named}"
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A stored run."""
+
+    id: int
+    key: str
+    problem: str
+    strategy: str
+    seed: int | None
+    budget: int | None
+    status: str
+    started_at: float
+    finished_at: float | None
+    label: str | None
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """``problem / strategy, seed S`` (with the name when the run has one)."""
+        return _describe(self.problem, self.strategy, self.seed, self.label)
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    """A compared problem: its identity, how to build it, its optimum (None if unknown).
+
+    A comparison records, next to its runs, the section (registry name and options) of
+    each problem it ran and the problem's known optimum, so that a report made later from
+    the journal alone can give slowdowns and rebuild replay tables (the exact random
+    baseline). Entries are keyed like runs: the problem's name and its ``describe()``
+    settings (as stored JSON).
+    """
+
+    problem: str
+    settings: str
+    section: Mapping[str, Any]
+    optimum: float | None

@@ -1,0 +1,130 @@
+"""The options of the GPR strategy (:class:`GPRSettings`), kept apart from its algorithm."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import (
+    BeforeValidator,
+    Field,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+)
+
+from gpautotune.acquisition import Acquisition, PoolSettings
+from gpautotune.strategies._settings import StrategySettings, strategy_settings
+from gpautotune.surrogate import GPSettings, Kernel
+
+T = TypeVar("T")
+
+__all__ = ["GPRSettings"]
+
+
+def _noise(value: Any) -> str | float:
+    """``"learned"`` or a variance >= 0 (numbers in strings too, as YAML writes ``1e-4``)."""
+    if value == "learned":
+        return value
+    try:
+        variance = float(value) if not isinstance(value, bool) else -1.0
+    except (TypeError, ValueError):
+        variance = -1.0
+    if not variance >= 0:
+        raise ValueError("must be 'learned' or a fixed noise variance >= 0")
+    return variance
+
+
+@strategy_settings
+class GPRSettings(StrategySettings):
+    """Options of :class:`GPRStrategy`.
+
+    Attributes:
+        n_init: initial design size (default ``max(10, 2 * dims)``); warm-start trials
+            count towards it.
+        init_method: ``sobol`` (constrained, FILTER_SOBOL), ``random`` or ``lhs``.
+        trend: ``constant``, ``linear``, ``quadratic`` or a formula over parameter names.
+        kernel: ``matern52``, ``matern32`` or ``rbf``.
+        lengthscale_prior: ``gamma`` (local) or ``dim_scaled`` (smooth); see
+            :class:`~gpautotune.surrogate.GPSettings`.
+        acquisition: ``logei``, ``ei``, ``pi`` or ``lcb``.
+        kappa: the LCB's ``mean - kappa * sd`` weight.
+        noise: ``"learned"`` or a fixed nugget variance (standardised units).
+        log_transform: model log(y) for positive objectives.
+        output_warp: ``none`` or ``copula`` (normal scores of the ranks; see
+            :class:`~gpautotune.surrogate.GPSettings`).
+        restarts: extra maximum-likelihood starts drawn from the priors.
+        fresh_every: refit from fresh starts (defaults and prior draws) every this many
+            steps; in between, the fit starts from the previous step's hyperparameters.
+        lengthscale_max: upper bound of the length-scales (unit-box units, above 0.05),
+            or ``None``.
+        exhaustive_limit: score every valid configuration when there are at most this many.
+        sample_size: constrained Sobol candidates per step (default ``60 * dims``).
+        n_best: best points whose neighbourhoods join the pool.
+        radius: discrete neighbourhood radius in levels.
+        perturbations: Sobol perturbations per best point.
+        backlog: unpicked high-score candidates carried to the next step.
+        feasibility: once some configurations have failed (unknown constraints: build
+            errors, out-of-resources launches), multiply EI by a GP classifier's
+            probability that a configuration runs.
+        extra_inputs: derived quantities fed to the kernel besides the parameters
+            (default: the space's ``model_inputs``).
+        screen: "screen, then tune": after the initial design, fix the parameters whose
+            total Sobol index has an upper bound below this threshold (in (0, 1)) to their
+            level in the best initial configuration (see
+            :mod:`gpautotune.strategies._screening`).
+        stall: after this many measurements without a new best (counted from the best,
+            or from the last escape), one step (all of its ``q`` picks) is an *escape*: it
+            picks by LCB with ``stall_kappa`` instead of the acquisition, as Kernel Tuner's
+            ``multi`` acquisition switches functions when one stops improving. ``None``:
+            never. The default 7 was measured on the Laplacian replay (docs/benchmarks.md).
+        stall_kappa: the escape step's ``mean - stall_kappa * sd`` weight (a bold 10 left
+            the Laplacian's 1.21 basin where 3 led into it; docs/benchmarks.md).
+        escape: where the escape step looks: ``rotate`` (default), the unmeasured valid
+            configurations that differ from the best one in a single parameter (any
+            level: a pattern-search poll), restricted to the parameters polled least
+            often since the best was found, so that successive escapes take the
+            parameters in turn; the whole pool when no move is left. ``poll``, every
+            one-parameter move at once (LCB keeps returning to the parameter with the most
+            uncertain levels); ``lcb``, the whole pool (it tends to pick corners).
+    """
+
+    n_init: PositiveInt | None = None
+    init_method: Literal["sobol", "random", "lhs"] = "sobol"
+    trend: str = "linear"
+    kernel: Kernel = "matern52"
+    lengthscale_prior: Literal["gamma", "dim_scaled"] = "dim_scaled"
+    acquisition: Acquisition = "logei"
+    kappa: NonNegativeFloat = 0.3
+    noise: Annotated[Literal["learned"] | float, BeforeValidator(_noise)] = "learned"
+    log_transform: bool = True
+    output_warp: Literal["none", "copula"] = "none"
+    restarts: NonNegativeInt = 1
+    fresh_every: PositiveInt = 10
+    lengthscale_max: Annotated[float, Field(gt=0.05)] | None = None
+    exhaustive_limit: NonNegativeInt = 100_000
+    sample_size: PositiveInt | None = None
+    n_best: NonNegativeInt = 3
+    radius: NonNegativeInt = 2
+    perturbations: NonNegativeInt = 64
+    backlog: NonNegativeInt = 200
+    feasibility: bool = True
+    extra_inputs: tuple[str, ...] | None = None
+    screen: Annotated[float, Field(gt=0, lt=1)] | None = None
+    stall: PositiveInt | None = 7
+    stall_kappa: PositiveFloat = 10.0
+    escape: Literal["lcb", "poll", "rotate"] = "rotate"
+
+    def gp(self) -> GPSettings:
+        """The GP's settings: the options of the same names (the rest at their defaults)."""
+        return self._shared(GPSettings)
+
+    def pool(self) -> PoolSettings:
+        """The candidate pool's sizes: the options of the same names."""
+        return self._shared(PoolSettings)
+
+    def _shared(self, cls: type[T]) -> T:
+        names = set(self.names())
+        fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+        return cls(**{f.name: getattr(self, f.name) for f in fields if f.name in names})

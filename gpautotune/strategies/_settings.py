@@ -1,0 +1,96 @@
+"""Strategy settings: one frozen, self-checking dataclass per strategy.
+
+A strategy's options are declared once, as the typed fields (with defaults and
+constraints) of a frozen dataclass checked by pydantic, as BoTorch bundles the inputs of
+``optimize_acqf`` in a validated dataclass. The same class checks keyword arguments from
+Python and options from YAML files, with the same one-line message per bad option
+(``kappa: Input should be greater than or equal to 0 (got -1.0)``); it gives the
+registry the options' names and defaults; and its values are the strategy's part of the
+run key (:meth:`Strategy.settings`).
+
+A new strategy with two options::
+
+    @strategy_settings
+    class WalkSettings(StrategySettings):
+        steps: PositiveInt = 10
+        rate: Annotated[float, Field(gt=0, le=1)] = 0.5
+
+
+    @register("walk")
+    class Walk(Strategy):
+        Settings = WalkSettings
+        options: WalkSettings  # self.options.steps, self.options.rate
+
+Checks that involve several options go in a ``@model_validator(mode="after")`` method
+raising ``ValueError``; checks that need the space (formulas, parameter names) stay in
+the strategy's ``__init__``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Mapping
+from typing import Any, Self, TypeVar
+
+import pydantic
+from pydantic import ConfigDict, ValidationError
+
+from gpautotune.exceptions import ConfigError, format_validation_error
+
+__all__ = ["StrategySettings", "strategy_settings"]
+
+T = TypeVar("T")
+_CONFIG = ConfigDict(extra="forbid")
+
+
+def strategy_settings(cls: type[T]) -> type[T]:
+    """Class decorator: make ``cls`` a frozen dataclass whose fields pydantic checks (and
+    converts: ``1`` to ``1.0`` for a float, a list to a tuple) at construction."""
+    return pydantic.dataclasses.dataclass(frozen=True, config=_CONFIG)(cls)
+
+
+@strategy_settings
+class StrategySettings:
+    """The settings of a strategy without options; the base of every strategy's settings."""
+
+    @classmethod
+    def build(cls, options: Mapping[str, Any], where: str) -> Self:
+        """The settings of keyword ``options``.
+
+        Args:
+            options: option name -> value (from Python keywords or a YAML mapping).
+            where: what the message names first (``strategy 'gpr'``, a YAML key path).
+
+        Raises:
+            ConfigError: an unknown option (listing the allowed ones) or a bad value, one
+                line: ``where: option: rule (got value)``.
+        """
+        names = cls.names()
+        unknown = sorted(set(options) - set(names))
+        if unknown:
+            raise ConfigError(f"{where}: unknown option(s) {unknown}; allowed: {sorted(names)}")
+        try:
+            return cls(**options)
+        except ValidationError as exc:
+            raise ConfigError(f"{where}: {format_validation_error(exc, '')}") from None
+
+    @classmethod
+    def names(cls) -> list[str]:
+        """The options' names, in declaration order."""
+        return [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+
+    @classmethod
+    def parameters(cls) -> dict[str, inspect.Parameter]:
+        """The options as keyword-only parameters (name, default, annotation)."""
+        return {
+            f.name: inspect.Parameter(
+                f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=f.type
+            )
+            for f in dataclasses.fields(cls)  # type: ignore[arg-type]
+        }
+
+    def as_dict(self) -> dict[str, Any]:
+        """Option name -> value (tuples stay tuples; JSON stores them as lists)."""
+        fields = dataclasses.fields(self)  # type: ignore[arg-type]
+        return {f.name: getattr(self, f.name) for f in fields}

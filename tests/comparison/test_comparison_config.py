@@ -1,0 +1,150 @@
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from gpautotune.comparison import expand, load_comparison
+from gpautotune.config import build_problem
+from gpautotune.exceptions import ConfigError
+from gpautotune.storage import Journal
+from gpautotune.tuner import tune
+
+ROOT = Path(__file__).resolve().parents[2]
+BASE = """
+problems: [{name: booth}]
+strategies:
+  - {name: random, label: RS}
+  - {name: sobol, repetitions: 2}
+repetitions: 3
+budget: 5
+seed: 10
+storage: STORAGE
+"""
+
+
+def _write(tmp_path, text):
+    path = tmp_path / "c.yaml"
+    path.write_text(text.replace("STORAGE", str(tmp_path / "c.db")))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("budget: 5", "budget: 0"), "budget"),
+        (("seed: 10", "seed: 10\nwokers: 2"), "wokers"),
+        (
+            ("{name: random, label: RS}", "{name: random, label: RS, kappa: 2}"),
+            "strategies.0 (random): unknown option(s) ['kappa']",
+        ),
+        (
+            ("{name: booth}", "{name: booth, lvls: 3}"),
+            "problems.0 (booth): unknown option(s) ['lvls']",
+        ),
+        (("{name: booth}", "{name: nope}"), "unknown problem 'nope'"),
+        (
+            ("{name: sobol, repetitions: 2}", "{name: sobol, label: RS, repetitions: 2}"),
+            "distinct `label`",
+        ),
+        (("seed: 10", "seed: 10\ncheckpoints: [2, 9]"), "checkpoint 9 exceeds the budget 5"),
+        (("seed: 10", "seed: 10\nreference: GPR"), "reference 'GPR'"),
+        (("repetitions: 2}", "repetitions: -1}"), "strategies.1.repetitions"),
+        (("{name: booth}", "{name: 'no.such.module:factory'}"), "cannot import"),
+    ],
+)
+def test_mistakes_name_their_key(tmp_path, change, message):
+    text = BASE.replace(*change)
+    assert text != BASE
+    with pytest.raises(ConfigError, match=None) as info:
+        load_comparison(_write(tmp_path, text))
+    assert message in str(info.value)
+
+
+def test_single_problem_key_and_defaults(tmp_path):
+    cfg = load_comparison(
+        _write(tmp_path, BASE.replace("problems: [{name: booth}]", "problem: {name: booth}"))
+    )
+    assert [p.name for p in cfg.problems] == ["booth"]
+    assert cfg.report_checkpoints() == [1, 2, 4, 5]  # quarters of the budget
+    assert cfg.reference_label() == "RS"  # the random strategy
+    assert [s.display for s in cfg.select(["sobol"]).strategies] == ["sobol"]
+    with pytest.raises(ConfigError, match="no strategy labelled"):
+        cfg.select(["GPR"])
+
+
+def test_expand_interleaves_repetitions_with_consecutive_seeds(tmp_path):
+    cfg = load_comparison(_write(tmp_path, BASE))
+    reps = list(expand(cfg, [build_problem(p, factory_names=True) for p in cfg.problems]))
+    assert Counter(r.label for r in reps) == {"RS": 3, "sobol": 2}
+    assert [(r.label, r.seed) for r in reps[:4]] == [
+        ("RS", 10),
+        ("sobol", 10),
+        ("RS", 11),
+        ("sobol", 11),
+    ]
+    assert len({r.key for r in reps}) == len(reps)
+
+
+def test_repetition_keys_are_the_keys_the_tuner_stores(tmp_path):
+    """The runner skips finished repetitions by key: it must be the tuner's own run key."""
+    cfg = load_comparison(_write(tmp_path, BASE))
+    problem = build_problem(cfg.problems[0], factory_names=True)
+    rep = next(r for r in expand(cfg, [problem]) if r.label == "sobol" and r.seed == 11)
+    tune(problem, "sobol", 5, storage=cfg.storage, seed=11, label="sobol")
+    with Journal(cfg.storage) as journal:
+        assert [r.key for r in journal.runs()] == [rep.key]
+
+
+def test_import_path_problems(tmp_path):
+    text = BASE.replace(
+        "{name: booth}", "{name: 'tests.comparison.faulty_problems:SlowBooth', delay_s: 0.0}"
+    )
+    cfg = load_comparison(_write(tmp_path, text))
+    problem = build_problem(cfg.problems[0], factory_names=True)
+    assert problem.name == "slow-booth" and problem.delay_s == 0.0
+
+
+def test_shipped_smoke_comparison_validates():
+    cfg = load_comparison(ROOT / "configs" / "compare-smoke.yaml")
+    assert [s.display for s in cfg.strategies] == ["RS", "Sobol"] and len(cfg.problems) == 2
+
+
+@pytest.mark.slow  # imports torch for the GPR options
+def test_shipped_laplacian_comparison_validates():
+    lap = load_comparison(ROOT / "configs" / "compare-laplacian.yaml")
+    assert {s.display: lap.repetitions_of(s) for s in lap.strategies} == {
+        "RS": 1000,
+        "Sobol": 1000,
+        "GPR": 200,
+    }
+    assert lap.budget == 120
+
+
+def test_a_strategy_can_have_its_own_budget(tmp_path):
+    text = BASE.replace(
+        "- {name: sobol, repetitions: 2}", "- {name: sobol, repetitions: 2, budget: 7}"
+    )
+    cfg = load_comparison(_write(tmp_path, text))
+    reps = list(expand(cfg, [build_problem(p, factory_names=True) for p in cfg.problems]))
+    assert {(r.label, r.budget) for r in reps} == {("RS", 5), ("sobol", 7)}
+    assert "budget" not in cfg.strategies[1].options  # not passed on as a strategy option
+
+
+def test_shipped_table_11_3_comparison_validates():
+    cfg = load_comparison(ROOT / "configs" / "table-11-3.yaml")
+    assert [s.display for s in cfg.strategies] == [
+        "RS",
+        "LHS",
+        "GS",
+        "GSR",
+        "GA",
+        "LM",
+        "QR",
+        "DLMT",
+    ]
+    assert {s.display: cfg.budget_of(s) for s in cfg.strategies if cfg.budget_of(s) != 120} == {
+        "LHS": 125,
+        "DLMT": 125,
+    }

@@ -1,0 +1,163 @@
+"""The command line as a newcomer meets it: -h, --version, `list`, run names, storage URLs,
+progress, and `report` repeating `compare`'s report."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from gpautotune.cli import app
+from gpautotune.problems import BoothProblem, Measurement, Status, _registry
+from gpautotune.storage import Journal
+from gpautotune.version import __version__
+
+runner = CliRunner()
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.fixture
+def booth_yaml(tmp_path):
+    path = tmp_path / "booth.yaml"
+    path.write_text("problem: {name: booth}\nstrategy: {name: random}\nbudget: 6\nseed: 2\n")
+    return path
+
+
+def test_version_and_short_help():
+    assert runner.invoke(app, ["--version"]).output.strip() == f"gpautotune {__version__}"
+    short, long = runner.invoke(app, ["-h"]), runner.invoke(app, ["--help"])
+    assert (
+        short.exit_code == 0 and short.output == long.output and "gpautotune list" in short.output
+    )
+    assert "--no-resume" in runner.invoke(app, ["tune", "-h"]).output
+    assert runner.invoke(app, ["spapt", "-h"]).exit_code == 0
+
+
+def test_list_shows_problems_and_strategies_with_defaults():
+    out = _flat(runner.invoke(app, ["list"], env={"COLUMNS": "200"}).output)
+    assert "laplacian-replay" in out and "register_rule='proxy'" in out
+    assert "population=20" in out and "mutation=0.1" in out  # the genetic algorithm's
+    detail = _flat(runner.invoke(app, ["list", "gpr"], env={"COLUMNS": "200"}).output)
+    assert "stall_kappa" in detail and "10.0" in detail and "initial design size" in detail
+    only = _flat(runner.invoke(app, ["list", "strategies"], env={"COLUMNS": "200"}).output)
+    assert "two-stage" in only and "laplacian-replay" not in only
+    bad = runner.invoke(app, ["list", "gprr"])
+    assert bad.exit_code == 2 and "no problem or strategy is called 'gprr'" in _flat(bad.output)
+
+
+def test_named_runs_show_and_export_their_names(booth_yaml, tmp_path):
+    db = tmp_path / "n.db"
+    for name in ("first", "second"):
+        result = runner.invoke(app, ["tune", str(booth_yaml), "--db", str(db), "--name", name])
+        assert result.exit_code == 0, result.output
+    shown = runner.invoke(app, ["show", str(db)], env={"COLUMNS": "200"}).output
+    assert "first" in shown and "second" in shown and "run 2 (second)" in shown
+    runner.invoke(app, ["export", str(db), "--csv", str(tmp_path / "t.csv")])
+    frame = pd.read_csv(tmp_path / "t.csv")
+    assert frame.groupby("label").size().to_dict() == {"first": 6, "second": 6}
+    only = runner.invoke(app, ["show", str(db), "--name", "first"], env={"COLUMNS": "200"})
+    assert "second" not in only.output
+
+
+def test_a_name_is_refused_with_other_settings(booth_yaml, tmp_path):
+    db = str(tmp_path / "n.db")
+    assert runner.invoke(app, ["tune", str(booth_yaml), "--db", db, "--name", "a"]).exit_code == 0
+    clash = runner.invoke(app, ["tune", str(booth_yaml), "--db", db, "--name", "a", "--seed", "5"])
+    assert clash.exit_code == 2 and "run name 'a' is taken" in _flat(clash.output)
+    refused = runner.invoke(
+        app, ["tune", str(booth_yaml), "--db", db, "--name", "a", "--no-resume"]
+    )
+    assert refused.exit_code == 2 and "already exists" in _flat(refused.output)
+    resumed = runner.invoke(app, ["tune", str(booth_yaml), "--db", db, "--name", "a"])
+    assert resumed.exit_code == 0 and len(Journal(db).runs()) == 1
+
+
+def test_sqlite_urls_on_the_command_line(booth_yaml, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["tune", str(booth_yaml), "--db", "sqlite:///runs/u.db"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "runs" / "u.db").is_file() and not (tmp_path / "sqlite:").exists()
+    assert runner.invoke(app, ["show", "sqlite:///runs/u.db"]).exit_code == 0
+    bad = runner.invoke(app, ["tune", str(booth_yaml), "--db", "file:u.db?mode=ro"])
+    assert bad.exit_code == 2 and "URI filename" in _flat(bad.output)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["booth.yaml", "runs"]
+    missing = runner.invoke(app, ["show", "sqlite:///nowhere.db"])
+    assert missing.exit_code == 2 and "does not exist" in missing.output
+
+
+class _AlwaysFails(BoothProblem):
+    name = "always-fails"
+
+    def evaluate(self, config):
+        return Measurement.failure(Status.BUILD_ERROR, "no compiler")
+
+
+def test_the_progress_bar_says_when_nothing_succeeded_yet(tmp_path, monkeypatch):
+    monkeypatch.setitem(_registry._REGISTERED, "always-fails", _AlwaysFails)
+    path = tmp_path / "fail.yaml"
+    path.write_text(f"problem: {{name: always-fails}}\nbudget: 3\nstorage: {tmp_path / 'f.db'}\n")
+    failed = runner.invoke(app, ["tune", str(path)], env={"COLUMNS": "200"})
+    assert failed.exit_code == 0, failed.output
+    assert "no success yet" in failed.output and "best -" not in failed.output
+    path.write_text(f"problem: {{name: booth}}\nbudget: 3\nstorage: {tmp_path / 'o.db'}\n")
+    done = runner.invoke(app, ["tune", str(path)], env={"COLUMNS": "200"})
+    best = min(t.value for t in Journal(tmp_path / "o.db").trials(1) if t.ok)
+    assert f"best {best:.6g}" in done.output and "3/3" in done.output
+
+
+def test_the_package_and_the_help_start_without_the_heavy_libraries():
+    code = textwrap.dedent(
+        """
+        import sys
+        import gpautotune
+        from gpautotune.cli import app
+        heavy = [m for m in ("torch", "pandas", "scipy.stats", "SALib", "botorch", "sklearn")
+                 if m in sys.modules]
+        print(heavy)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    code = "from gpautotune import tune; import sys; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.slow
+def test_report_repeats_the_comparisons_report(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text(
+        textwrap.dedent(
+            """
+            problem: {name: booth}
+            strategies:
+              - {name: random, label: RS}
+              - {name: sobol, label: Sobol}
+            repetitions: 4
+            budget: 8
+            checkpoints: [3, 8]
+            reference: Sobol
+            storage: results/c.db
+            workers: 1
+            """
+        )
+    )
+    compared = runner.invoke(app, ["compare", "c.yaml"])
+    assert compared.exit_code == 0, compared.output
+    folder = tmp_path / "results" / "c-report"
+    first = (folder / "summary.csv").read_text(), (folder / "pairwise.csv").read_text()
+    (folder / "summary.csv").unlink()
+    reported = runner.invoke(app, ["report", "results/c.db"])
+    assert reported.exit_code == 0, reported.output
+    assert ((folder / "summary.csv").read_text(), (folder / "pairwise.csv").read_text()) == first
+    summary = pd.read_csv(folder / "summary.csv")
+    assert sorted(set(summary["budget"])) == [3, 8]
+    assert set(pd.read_csv(folder / "pairwise.csv")["reference"]) == {"Sobol"}
+    assert not (tmp_path / "results" / "c").exists()  # the old default folder

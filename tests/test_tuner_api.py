@@ -1,0 +1,227 @@
+"""The library surface a newcomer meets first: plain functions and floats as objectives,
+runs that finish, named runs (Optuna's ``load_if_exists``), loud stops on bugs."""
+
+import logging
+
+import numpy as np
+import pytest
+
+from gpautotune import Measurement, Status, TuningRun, tune
+from gpautotune.exceptions import ConfigError, EvaluationError, StorageError
+from gpautotune.problems import BoothProblem, Problem
+from gpautotune.space import IntRange, Space
+from gpautotune.storage import Journal, trials_frame
+from gpautotune.tuner import name_clash, run_spec
+
+SPACE = Space([IntRange("x", -5, 5), IntRange("y", -5, 5)], constraints=["x + y <= 6"])
+
+
+def quadratic(config):
+    return (config["x"] - 2) ** 2 + (config["y"] + 1) ** 2
+
+
+class FloatBooth(BoothProblem):
+    """Booth whose evaluate returns plain floats (numpy ones for odd x1)."""
+
+    def evaluate(self, config):
+        value = super().evaluate(config).value
+        return np.float32(value) if config["x1"] % 2 else value
+
+
+def test_a_problem_returning_floats_is_tuned():
+    result = tune(FloatBooth(), "sobol", 15, seed=0)
+    assert all(t.status is Status.OK for t in result.trials)
+    assert result.best_value == min(t.value for t in result.trials) >= 0
+
+
+def test_a_plain_function_with_a_space_is_tuned(tmp_path):
+    result = tune(quadratic, "random", 121, space=SPACE, seed=1, storage=tmp_path / "f.db")
+    assert result.best_config == {"x": 2, "y": -1} and result.best_value == 0
+    run = Journal(tmp_path / "f.db").get_run(result.run_id)
+    assert run.problem == "quadratic" and run.status == "finished"
+
+
+def test_a_function_needs_a_space_and_a_problem_none():
+    with pytest.raises(ConfigError, match="space="):
+        tune(quadratic, "random", 5)
+    with pytest.raises(ConfigError, match="plain function"):
+        tune(BoothProblem(), "random", 5, space=SPACE)
+    with pytest.raises(ConfigError, match="Problem or a function"):
+        tune(42, "random", 5)
+
+
+def test_nan_and_failures_are_statuses_not_crashes():
+    def objective(config):
+        if config["x"] < 0:
+            return Measurement.failure(Status.RUN_ERROR, "negative x is not supported")
+        return float("nan") if config["x"] == 0 else quadratic(config)
+
+    result = tune(objective, "random", 40, space=SPACE, seed=2)
+    statuses = {t.status for t in result.trials}
+    assert statuses == {Status.OK, Status.RUN_ERROR}
+    nan = [t for t in result.trials if t.config["x"] == 0]
+    assert nan and all("nan" in t.measurement.error for t in nan)
+
+
+def test_the_same_exception_in_the_first_evaluations_stops_the_run(tmp_path):
+    def buggy(config):
+        return config["z"]  # KeyError on every configuration
+
+    with pytest.raises(EvaluationError, match="KeyError: 'z' at test_tuner_api.py:") as info:
+        tune(buggy, "random", 50, space=SPACE, seed=0, storage=tmp_path / "b.db")
+    assert "a bug in the objective" in str(info.value) and "in buggy" in str(info.value)
+    journal = Journal(tmp_path / "b.db")
+    trials = journal.trials(1)
+    assert len(trials) == 3 and all(t.status is Status.RUN_ERROR for t in trials)
+    assert journal.get_run(1).status == "stopped"
+
+    def buggy(config):  # fixed, same name, same run settings: a fresh run, all measured
+        return quadratic(config)
+
+    again = tune(buggy, "random", 50, space=SPACE, seed=0, storage=tmp_path / "b.db")
+    assert again.run_id == 2 and again.used == 50 and all(t.ok for t in again.trials)
+
+
+def test_different_or_occasional_exceptions_do_not_stop_the_run():
+    def sometimes(config):
+        if config["x"] > 0:
+            raise ValueError(f"x={config['x']} is too large")  # a different message each x
+        return quadratic(config)
+
+    result = tune(sometimes, "random", 30, space=SPACE, seed=3)
+    assert result.used == 30
+
+
+def test_a_non_number_result_is_a_run_error_naming_the_fix():
+    result = tune(lambda c: "fast", "random", 2, space=SPACE, seed=0)
+    assert all(t.status is Status.RUN_ERROR for t in result.trials)
+    assert "return a float or a gpautotune.Measurement" in result.trials[0].measurement.error
+
+
+def test_ask_tell_in_a_with_block_finishes_the_run(tmp_path):
+    problem = BoothProblem()
+    with TuningRun(problem, "sobol", storage=tmp_path / "r.db", seed=2, budget=6) as run:
+        while not run.finished:
+            for config in run.ask():
+                run.tell(config, problem.evaluate(config).value)
+    record = Journal(tmp_path / "r.db").get_run(run.run_id)
+    assert record.status == "finished" and record.problem == "booth"
+    assert run.used == 6
+
+
+def test_the_last_tell_of_the_budget_finishes_the_run(tmp_path):
+    run = TuningRun(SPACE, "random", storage=tmp_path / "r.db", seed=1, budget=3)
+    for config in run.ask(3):
+        run.tell(config, quadratic(config))
+    assert Journal(tmp_path / "r.db").get_run(run.run_id).status == "finished"
+
+
+def test_an_exception_in_the_with_block_leaves_the_run_resumable(tmp_path):
+    with pytest.raises(KeyboardInterrupt):
+        with TuningRun(SPACE, "random", storage=tmp_path / "r.db", seed=1, budget=9) as run:
+            for config in run.ask(2):
+                run.tell(config, quadratic(config))
+            raise KeyboardInterrupt
+    assert Journal(tmp_path / "r.db").get_run(run.run_id).status == "running"
+    again = TuningRun(SPACE, "random", storage=tmp_path / "r.db", seed=1, budget=9)
+    assert again.run_id == run.run_id and again.used == 2
+
+
+def test_an_exhausted_strategy_finishes_an_ask_tell_run():
+    small = Space([IntRange("a", 0, 2)])
+    with TuningRun(small, "random", seed=0, budget=10) as run:
+        while not run.finished:
+            for config in run.ask():
+                run.tell(config, float(config["a"]))
+    assert run.used == 3 and run.finished
+
+
+def test_a_bare_space_is_stored_under_the_given_problem_name(tmp_path):
+    run = TuningRun(SPACE, "random", storage=tmp_path / "r.db", problem_name="my-kernel")
+    assert Journal(tmp_path / "r.db").get_run(run.run_id).problem == "my-kernel"
+    with pytest.raises(ConfigError, match="problem_name"):
+        TuningRun(BoothProblem(), "random", problem_name="x")
+
+
+def test_load_if_exists_false_refuses_to_resume(tmp_path):
+    db = tmp_path / "r.db"
+    tune(BoothProblem(), "random", 4, seed=1, storage=db, label="first")
+    with pytest.raises(StorageError, match="already exists"):
+        tune(BoothProblem(), "random", 4, seed=1, storage=db, label="first", load_if_exists=False)
+    fresh = tune(BoothProblem(), "random", 4, seed=1, storage=db, label="second")
+    assert fresh.run_id == 2
+
+
+def test_a_name_used_with_other_settings_is_a_clash(tmp_path):
+    db = tmp_path / "r.db"
+    tune(BoothProblem(), "random", 4, seed=1, storage=db, label="baseline")
+    journal = Journal(db)
+    booth = BoothProblem()
+    run = TuningRun(booth, "sobol", seed=1)
+    same = run_spec(booth, TuningRun(booth, "random", seed=1).strategy, seed=1, label="baseline")
+    other = run_spec(booth, run.strategy, seed=1, label="baseline")
+    assert name_clash(journal, same) is None
+    clash = name_clash(journal, other)
+    assert clash is not None and clash.strategy == "random"
+
+
+def test_labels_appear_in_the_trials_frame(tmp_path):
+    db = tmp_path / "r.db"
+    tune(BoothProblem(), "random", 3, seed=1, storage=db, label="a")
+    tune(BoothProblem(), "random", 3, seed=1, storage=db, label="b")
+    frame = trials_frame(Journal(db))
+    assert list(frame["label"]) == ["a"] * 3 + ["b"] * 3
+    assert list(frame.columns[:5]) == ["run_id", "problem", "strategy", "label", "seed"]
+
+
+def test_storage_urls_name_files_and_never_folders(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = tune(BoothProblem(), "random", 3, seed=1, storage="sqlite:///runs/a.db")
+    assert (tmp_path / "runs" / "a.db").is_file() and not (tmp_path / "sqlite:").exists()
+    assert result.storage == "runs/a.db"
+    absolute = tmp_path / "abs.db"
+    tune(BoothProblem(), "random", 3, seed=1, storage=f"sqlite:///{absolute}")
+    assert absolute.is_file()
+    memory = tune(BoothProblem(), "random", 3, seed=1, storage="sqlite://")
+    assert memory.storage == ":memory:"
+
+
+@pytest.mark.parametrize(
+    ("storage", "message"),
+    [
+        ("file:runs.db?mode=ro", "URI filename"),
+        ("sqlite:///runs.db?timeout=5", "after '?'"),
+        ("sqlite:/runs.db", "three slashes"),
+        ("postgresql://user@host/db", "postgresql:// storages are not supported"),
+        ("", "empty"),
+    ],
+)
+def test_other_storage_strings_are_refused_clearly(tmp_path, monkeypatch, storage, message):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StorageError, match=message):
+        tune(BoothProblem(), "random", 3, storage=storage)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_trials_are_logged_once_logging_is_configured(caplog):
+    with caplog.at_level(logging.INFO, logger="gpautotune.tuner"):
+        tune(BoothProblem(), "random", 3, seed=1)
+    lines = [r.getMessage() for r in caplog.records if "trial" in r.getMessage()]
+    assert len(lines) == 3 and "best" in lines[-1]
+
+
+def test_progress_bar_on_request(capsys):
+    tune(BoothProblem(), "random", 4, seed=1, progress=True)
+    err = capsys.readouterr().err
+    assert "tuning" in err and "4/4" in err
+
+
+def test_problem_evaluate_may_be_declared_to_return_floats():
+    class Sphere(Problem):
+        name = "sphere"
+        space = SPACE
+
+        def evaluate(self, config):
+            return config["x"] ** 2 + config["y"] ** 2
+
+    assert tune(Sphere(), "random", 121, seed=0).best_value == 0
