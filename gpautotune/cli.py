@@ -467,6 +467,12 @@ def compare(
     only: Annotated[
         list[str] | None, typer.Option(help="run only the strategies with this label (repeatable)")
     ] = None,
+    problem: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="run only the problems of this name or family, e.g. gemm for gemm/* (repeatable)"
+        ),
+    ] = None,
 ) -> None:
     """Run (or resume) a repeated comparison on Dask, then write its report."""
     from gpautotune.comparison import run_comparison
@@ -485,6 +491,7 @@ def compare(
             progress=on_progress,
             only=only or None,
             storage=db,
+            problems_only=problem or None,
         )
     console.print(
         f"{result.completed}/{result.total} repetitions finished ({result.skipped} already in the journal), "
