@@ -13,6 +13,10 @@ Run::
     python benchmarks/peer_overhead.py --budget 120 --seeds 1 --out overhead.csv
     python benchmarks/peer_overhead.py --strategies gpr smac-bb --seeds 1 2
     python benchmarks/peer_overhead.py --strategies optuna-tpe:infeasible=constraint
+    python benchmarks/peer_overhead.py --problem kt-caches/gemm/RTX_3090.json.gz
+
+The problem is the K40c Laplacian table (default) or a Kernel Tuner cache (``--problem``,
+a path under shared/data, as in configs/peers-kt-caches.yaml).
 
 The table is printed in Markdown; ``--out`` also writes one CSV row per run.
 """
@@ -31,8 +35,8 @@ from typing import Any  # noqa: E402
 
 import pandas as pd  # noqa: E402
 
-from gpautotune.problems import laplacian_replay  # noqa: E402
-from gpautotune.problems._base import Problem  # noqa: E402
+from gpautotune.problems import Problem, laplacian_replay  # noqa: E402
+from gpautotune.problems.kt_cache import kt_cache_problem  # noqa: E402
 from gpautotune.strategies.peers import PEER_STRATEGIES  # noqa: E402
 from gpautotune.tuner import TuningRun  # noqa: E402
 
@@ -78,9 +82,10 @@ def main() -> None:
     parser.add_argument("--strategies", nargs="+", default=["gpr", *PEER_STRATEGIES])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1])
     parser.add_argument("--budget", type=int, default=120)
+    parser.add_argument("--problem", default=None, help="a kt cache (default: K40c table)")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
-    problem = laplacian_replay()
+    problem = kt_cache_problem(args.problem) if args.problem else laplacian_replay()
     if any(n.startswith("kt-") for n in args.strategies):
         from gpautotune.strategies.peers._kernel_tuner import kernel_tuner_searchspace
 
