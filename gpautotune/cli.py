@@ -10,6 +10,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from gpautotune.exceptions import GPAutotuneError
@@ -70,12 +71,16 @@ def _journal_file(db: str) -> Path:
 
 
 def user_errors(fn: F) -> F:
-    """Print a gpautotune error as one line and exit with code 2 (no traceback)."""
+    """Print a gpautotune error as one line and exit with code 2 (no traceback); end
+    cleanly on SIGTERM/SIGHUP."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from gpautotune.execution import signals_end_cleanly
+
         try:
-            return fn(*args, **kwargs)
+            with signals_end_cleanly():
+                return fn(*args, **kwargs)
         except GPAutotuneError as exc:
             err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
             raise typer.Exit(code=2) from None
@@ -201,6 +206,11 @@ def _baseline_speedup(problem: Any, result: Any) -> None:
         console.print(f"baseline configuration failed ({measured.status.value}): {measured.error}")
 
 
+def _first_line(trial: Any) -> str:
+    lines = [x for x in str(trial.measurement.error).splitlines() if x.strip()]
+    return lines[0][:200] if lines else ""
+
+
 def _summary(problem: Any, result: Any) -> None:
     from collections import Counter
 
@@ -216,14 +226,17 @@ def _summary(problem: Any, result: Any) -> None:
     )
     best = result.best
     if best is None:
-        console.print("[red]no successful evaluation[/]")
+        failed = [t for t in counted if t.measurement.error]
+        why = (
+            f"; last error ({failed[-1].status.value}): {_first_line(failed[-1])}" if failed else ""
+        )
+        console.print(f"[red]no successful evaluation[/]{escape(why)}", highlight=False)
         return
     console.print(_config_table(f"best of run {result.run_id} (trial {best.number})", best.config))
     line = f"best value {best.value:.6g}"
-    if getattr(problem, "optimum", None):
-        line += (
-            f"; known optimum {problem.optimum:.6g}; slowdown {best.value / problem.optimum:.4f}"
-        )
+    optimum = getattr(problem, "optimum", None)
+    if optimum is not None and math.isfinite(optimum) and optimum != 0:
+        line += f"; known optimum {optimum:.6g}; slowdown {best.value / optimum:.4f}"
     for key in problem.report_metrics:
         if key in best.measurement.metrics:
             line += f"; {key} {_fmt(best.measurement.metrics[key])}"
@@ -473,6 +486,7 @@ def compare(
             help="run only the problems of this name or family, e.g. gemm for gemm/* (repeatable)"
         ),
     ] = None,
+    allow_imports: AllowImports = False,
 ) -> None:
     """Run (or resume) a repeated comparison on Dask, then write its report."""
     from gpautotune.comparison import run_comparison
@@ -492,6 +506,7 @@ def compare(
             only=only or None,
             storage=db,
             problems_only=problem or None,
+            allow_imports=allow_imports,
         )
     console.print(
         f"{result.completed}/{result.total} repetitions finished ({result.skipped} already in the journal), "

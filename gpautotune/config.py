@@ -15,7 +15,6 @@ file (``--allow-imports`` on the command line, ``allow_imports=True`` in Python)
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import os
 import typing
@@ -98,7 +97,7 @@ class TuneConfig(BaseModel):
     problem: Section
     strategy: Section = Section(name="gpr")
     budget: int = Field(gt=0)
-    seed: int | None = None
+    seed: int | None = Field(None, ge=0)
     storage: str | None = None
     batch_size: int = Field(1, gt=0)
     warm_start: str | None = None
@@ -171,9 +170,14 @@ def load_yaml_model(
     if not path.is_file():
         raise DataNotFoundError(f"{what} file {str(path)!r} does not exist")
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); "
+            "save the file as UTF-8"
+        ) from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+        raise ConfigError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping with keys {keys}")
     data = apply_overrides(data, overrides)
@@ -191,23 +195,21 @@ def load_config(path: str | os.PathLike[str], overrides: Sequence[str] = ()) -> 
 
 
 def _problem_factory(
-    name: str, factory_names: bool
+    name: str, factory_names: bool, allow_imports: bool, where: str | None = None
 ) -> tuple[Callable[..., Problem], dict[str, Any]]:
     """The registry's factory, or (with ``factory_names``) the ``module:attribute`` one a
-    name with a colon names."""
+    name with a colon names, imported only with the user's opt-in (``allow_imports``)."""
     if ":" not in name or not factory_names:
         return problem_factory(name)
-    module, _, attr = name.partition(":")
-    try:
-        return getattr(importlib.import_module(module), attr), {}
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(
-            f"problem {name!r}: cannot import {attr!r} from {module!r}: {exc}"
-        ) from None
+    return import_object(name, allowed=allow_imports, key=where or f"problem {name!r}"), {}
 
 
 def check_problem(
-    section: Section, where: str | None = None, *, factory_names: bool = False
+    section: Section,
+    where: str | None = None,
+    *,
+    factory_names: bool = False,
+    allow_imports: bool = False,
 ) -> dict[str, Any]:
     """The options of a problem section, checked against its factory's signature.
 
@@ -215,11 +217,13 @@ def check_problem(
         section: the problem's name and options.
         where: what messages name first (default ``problem (<name>)``).
         factory_names: also accept ``package.module:factory`` names (comparison files).
+        allow_imports: the user's opt-in to importing such a factory.
 
     Raises:
-        ConfigError: an unknown problem or option, or a value of the wrong type.
+        ConfigError: an unknown problem or option, a value of the wrong type, or a
+            ``module:factory`` name without the opt-in.
     """
-    factory, extra = _problem_factory(section.name, factory_names)
+    factory, extra = _problem_factory(section.name, factory_names, allow_imports, where)
     where = where or f"problem ({section.name})"
     return validate_options(factory, section.options, where, skip=tuple(extra))
 
@@ -230,11 +234,12 @@ def build_problem(
     """The problem a section names: a registry name or, with ``factory_names`` (comparison
     files), a ``package.module:factory`` to import.
 
-    ``allow_imports`` is the user's opt-in to the Python code the section names (passed
-    to factories that take it; a file cannot set it).
+    ``allow_imports`` is the user's opt-in to the Python code the section names: a
+    ``module:factory`` name, and names of code in its options (passed to factories that
+    take it); a file cannot set it.
     """
-    factory, extra = _problem_factory(section.name, factory_names)
-    options = check_problem(section, factory_names=factory_names)
+    factory, extra = _problem_factory(section.name, factory_names, allow_imports)
+    options = check_problem(section, factory_names=factory_names, allow_imports=allow_imports)
     if OPT_IN in inspect.signature(factory).parameters:
         options[OPT_IN] = allow_imports
     return factory(**extra, **options)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+import re
 import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -110,3 +112,20 @@ class Measurement:
         traceback as ``error``, the exception's class name as the ``exception`` metric."""
         text = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
         return cls.failure(Status.RUN_ERROR, text, **{EXCEPTION_METRIC: type(exc).__name__})
+
+    @property
+    def crash_signature(self) -> str | None:
+        """``Type: message`` of an evaluation that raised (:meth:`crash`), else None."""
+        if self.ok or EXCEPTION_METRIC not in self.metrics or not self.error:
+            return None
+        return self.error.splitlines()[0]
+
+    @property
+    def crash_site(self) -> str:
+        """`` at FILE:LINE in FUNCTION`` of the innermost frame of the traceback in
+        ``error`` (empty when there is none)."""
+        frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)', self.error or "")
+        if not frames:
+            return ""
+        file, line, function = frames[-1]
+        return f" at {os.path.basename(file)}:{line} in {function}"

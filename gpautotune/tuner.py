@@ -5,6 +5,12 @@ strategy is told about it. Runs are identified by (problem, its settings, strate
 settings, seed, label); opening the same run again resumes it: stored trials are told to
 a fresh strategy, nothing stored is measured again, and the budget counts every stored
 evaluation, failures included (warm-start trials are data, not budget).
+
+A resumed run continues as the uninterrupted one would have: strategies propose from the
+trials told alone, and a batch (``ask(n)``, ``n > 1``) records where it was asked
+(``batch: [trials before it, n]`` in its trials' info), so a run killed in the middle of
+a batch asks that batch again from the same trials and measures what is left of it
+before asking anew.
 """
 
 from __future__ import annotations
@@ -12,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,9 +31,9 @@ from gpautotune.exceptions import (
     StorageError,
 )
 from gpautotune.execution import Evaluator
-from gpautotune.measurement import EXCEPTION_METRIC, Measurement
+from gpautotune.measurement import Measurement
 from gpautotune.problems import Problem
-from gpautotune.problems.function import FunctionProblem, Objective
+from gpautotune.problems.function import Objective, as_problem
 from gpautotune.space import Config, Space
 from gpautotune.storage import Journal, RunRecord, RunSpec, trials_frame
 from gpautotune.strategies import Proposal, Strategy, make_strategy
@@ -76,6 +81,7 @@ def run_spec(
         seed=strategy.seed if seed is None else seed,
         space=space.describe(),
         label=label,
+        data_digest=problem.data_digest() if problem else None,
     )
 
 
@@ -196,15 +202,37 @@ class TuningRun:
             )
         self.record = self.journal.open_run(spec, budget)
         self.run_id = self.record.id
+        self.journal.claim_run(self.run_id)  # before anything is measured for it
         self.trials: list[Trial] = self.journal.trials(self.run_id)
         if not self.trials and warm_start:
             self._store_warm_start(warm_start)
         self._measured = {self.strategy._key(t.config) for t in self.trials}
         self._pending: dict[Any, Proposal] = {}
+        #: Proposals of a batch interrupted by a kill, measured before anything new.
+        self._queued: list[Proposal] = []
         self._finished = False
         if self.trials:
             _log.info("run %d: resuming with %d stored trials", self.run_id, len(self.trials))
-            self.strategy.tell(self.trials)
+            self._resume(self.trials)
+
+    def _resume(self, trials: Sequence[Trial]) -> None:
+        """Tell the stored trials; the proposals of an unfinished last batch are asked
+        again from the trials stored before it, and queued."""
+        batch = trials[-1].info.get("batch")
+        start, size = batch if isinstance(batch, list) and len(batch) == 2 else (0, 0)
+        if not 0 <= start < len(trials) < start + size:
+            self.strategy.tell(trials)
+            return
+        self.strategy.tell(trials[:start])
+        again = self.strategy.ask(size)
+        self.strategy.tell(trials[start:])
+        for proposal in again:
+            key = self.strategy._key(proposal.config)
+            if key not in self._measured:
+                proposal = Proposal(proposal.config, {**proposal.info, "batch": [start, size]})
+                self._pending[key] = proposal
+                self._queued.append(proposal)
+        _log.info("run %d: %d proposals of the interrupted batch left", self.run_id, len(again))
 
     def _store_warm_start(self, warm_start: Sequence[Trial]) -> None:
         warm = [
@@ -231,6 +259,8 @@ class TuningRun:
         try:
             if kind is None:
                 self.finish()
+            else:
+                self.release()
         finally:
             self.strategy.close()
             if self._owns_journal and self.journal.path != ":memory:":
@@ -259,12 +289,18 @@ class TuningRun:
 
         An empty list with nothing pending means the strategy has nothing more to
         propose: the run is then finished."""
-        if self.remaining is not None:
-            n = min(n, self.remaining - len(self._pending))
+        if self.remaining is not None:  # pending proposals not yet handed out do not count
+            n = min(n, self.remaining - len(self._pending) + len(self._queued))
         if n <= 0:
             return []
+        if self._queued:  # an interrupted batch first, alone
+            out, self._queued = self._queued[:n], self._queued[n:]
+            return [dict(p.config) for p in out]
         out = []
+        start = len(self.trials)
         for proposal in self.strategy.ask(n):
+            if n > 1:
+                proposal = Proposal(proposal.config, {**proposal.info, "batch": [start, n]})
             key = self.strategy._key(proposal.config)
             if key in self._measured or key in self._pending:
                 _log.warning(
@@ -287,11 +323,19 @@ class TuningRun:
         duration_s: float = 0.0,
     ) -> Trial:
         """Store one result, then tell the strategy. A number means an ok measurement
-        (NaN or an infinity a ``run_error``); the last one of the budget finishes the run."""
+        (NaN or an infinity a ``run_error``); the last one of the budget finishes the run.
+
+        Raises:
+            SpaceError: ``config`` is not a configuration of the space (unknown or
+                missing parameters, values that are not levels, violated predicates).
+            GPAutotuneError: ``config`` is already measured in this run.
+            BudgetError: the budget is spent.
+        """
         try:
             measurement = Measurement.of(measurement)
         except TypeError as exc:
             raise ConfigError(str(exc)) from None
+        config = self.space.validate(config)
         key = self.strategy._key(config)
         if key in self._measured:
             raise GPAutotuneError(
@@ -302,13 +346,17 @@ class TuningRun:
         proposal = self._pending.pop(key, None)
         trial = Trial(
             number=len(self.trials),
-            config=self.space.to_configs(self.space.to_index([config]))[0],
+            config=config,
             measurement=measurement,
             info=dict(proposal.info) if proposal else {"source": "user"},
             started_at=time.time() if started_at is None else started_at,
             duration_s=duration_s,
         )
-        self.journal.add_trial(self.run_id, trial)  # durable before the strategy hears of it
+        try:
+            self.journal.add_trial(self.run_id, trial)  # durable before the strategy hears of it
+        except StorageError as exc:
+            value = measurement.value if measurement.ok else measurement.status.value
+            raise type(exc)(f"{exc} (not stored: {dict(config)} -> {value})") from None
         self.trials.append(trial)
         self._measured.add(key)
         _log_trial(self, trial)
@@ -318,10 +366,20 @@ class TuningRun:
         return trial
 
     def finish(self) -> None:
-        """Mark the run finished in the journal (reports analyse finished runs only)."""
+        """Mark the run finished in the journal (reports analyse finished runs only) and
+        give up its ownership."""
         if not self._finished:
             self.journal.finish_run(self.run_id)
             self._finished = True
+        self.release()
+
+    def release(self) -> None:
+        """Give up the ownership of the run (another process may resume it now); a
+        journal that can no longer be written keeps it until this process ends."""
+        try:
+            self.journal.release_run(self.run_id)
+        except StorageError as exc:
+            _log.warning("run %d: %s", self.run_id, exc)
 
     def to_frame(self) -> pd.DataFrame:
         return trials_frame(self.journal, self.run_id)
@@ -343,23 +401,6 @@ def _log_trial(run: TuningRun, trial: Trial) -> None:
     )
 
 
-def _crash_signature(trial: Trial) -> str | None:
-    """``Type: message`` of an evaluation that raised, else None."""
-    m = trial.measurement
-    if m.ok or EXCEPTION_METRIC not in m.metrics or not m.error:
-        return None
-    return m.error.splitlines()[0]
-
-
-def _crash_site(error: str) -> str:
-    """`` at FILE:LINE in FUNCTION`` of a traceback's innermost frame (or nothing)."""
-    frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)', error)
-    if not frames:
-        return ""
-    file, line, function = frames[-1]
-    return f" at {os.path.basename(file)}:{line} in {function}"
-
-
 def _check_first_crashes(run: TuningRun) -> None:
     """Stop when the run's first :data:`FIRST_CRASHES` evaluations raised one exception.
 
@@ -372,40 +413,17 @@ def _check_first_crashes(run: TuningRun) -> None:
     counted = [t for t in run.trials if t.counts_in_budget]
     if len(counted) != FIRST_CRASHES:
         return
-    signatures = {_crash_signature(t) for t in counted}
+    signatures = {t.measurement.crash_signature for t in counted}
     if len(signatures) != 1 or None in signatures:
         return
     run.journal.set_aside_run(run.run_id)
-    where = _crash_site(counted[-1].measurement.error or "")
+    where = counted[-1].measurement.crash_site
     raise EvaluationError(
         f"the first {FIRST_CRASHES} evaluations all raised {signatures.pop()}{where}: a bug "
         f"in the objective, not a bad configuration. Run {run.run_id} of "
         f"{run.journal.path} is set aside (status stopped; its trials hold the "
         "traceback); fix the objective and run again for a fresh run"
     )
-
-
-def as_problem(problem: Problem | Objective, space: Space | None) -> Problem:
-    """``problem`` itself, or a plain function of a configuration with its ``space``
-    wrapped in a :class:`~gpautotune.problems.function.FunctionProblem`.
-
-    Raises:
-        ConfigError: a function without a space, or a space given with a Problem.
-    """
-    if isinstance(problem, Problem):
-        if space is not None:
-            raise ConfigError("space= is for a plain function; a Problem has its own space")
-        return problem
-    if not callable(problem):
-        raise ConfigError(
-            f"tune() needs a Problem or a function of a configuration, got {type(problem).__name__}"
-        )
-    if space is None:
-        raise ConfigError(
-            f"tune({getattr(problem, '__name__', 'function')}, ...) needs space=: the "
-            "configurations the function accepts (a gpautotune.space.Space)"
-        )
-    return FunctionProblem(problem, space)
 
 
 def tune(
@@ -452,6 +470,7 @@ def tune(
     if batch_size < 1:
         raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
     problem = as_problem(problem, space)
+    problem.check()  # a set-up that cannot measure anything fails here, not trial by trial
     run = TuningRun(
         problem,
         strategy,
@@ -465,6 +484,7 @@ def tune(
     )
     evaluator = evaluator or problem.default_evaluator()
     with contextlib.ExitStack() as stack:
+        stack.callback(run.release)  # however the run ends (a retried task resumes it)
         stack.callback(evaluator.close)
         stack.callback(run.strategy.close)
         if progress:

@@ -148,3 +148,53 @@ def test_kill_minus_nine_then_resume_loses_and_repeats_nothing(tmp_path):
     # and the resumed run follows the uninterrupted sequence exactly
     uninterrupted = tune(BoothProblem(), "random", budget, seed=11)
     assert [t.config for t in after] == [t.config for t in uninterrupted.trials]
+
+
+def test_tell_refuses_a_configuration_the_space_does_not_admit(tmp_path):
+    """A told configuration that violates the predicates (or is not made of levels) is
+    refused with the rule it breaks; nothing is stored, the strategy hears nothing."""
+    from gpautotune.exceptions import SpaceError
+    from gpautotune.space import IntRange, Space
+
+    space = Space([IntRange("a", 0, 5), IntRange("b", 0, 5)], constraints=["a + b <= 4"])
+    run = TuningRun(space, "random", storage=tmp_path / "j.db", seed=0, budget=5)
+    with pytest.raises(SpaceError, match=r"a \+ b <= 4"):
+        run.tell({"a": 5, "b": 5}, 1.0)
+    with pytest.raises(SpaceError, match="level"):
+        run.tell({"a": 1.5, "b": 0}, 1.0)
+    assert run.trials == [] and run.strategy.trials == []
+    assert run.journal.count_trials(run.run_id) == 0
+    run.tell({"a": 1, "b": 2}, 1.0)
+    assert [t.config for t in run.journal.trials(run.run_id)] == [{"a": 1, "b": 2}]
+
+
+def test_a_batch_interrupted_twice_still_resumes_into_the_same_run(tmp_path):
+    """Killed in a batch, resumed, killed again inside the rest of that batch: the
+    proposals asked again keep the batch's record, so the second resume finds it too."""
+    options = {"n_init": 4}
+
+    def run(storage, **kw):
+        return TuningRun(BoothProblem(), "gpr", storage=storage, seed=4, budget=14, **kw)
+
+    whole = tune(
+        BoothProblem(),
+        "gpr",
+        14,
+        seed=4,
+        storage=tmp_path / "w.db",
+        batch_size=4,
+        strategy_options=options,
+    )
+    db = tmp_path / "killed.db"
+    with sqlite3.connect(tmp_path / "w.db") as src, sqlite3.connect(db) as dst:
+        src.backup(dst)
+        dst.execute("DELETE FROM trials WHERE number >= 9")  # 1 of the batch 8..11 stored
+    first = run(db, strategy_options=options)
+    config = first.ask(4)[0]  # the rest of the batch comes first, alone
+    assert config == whole.trials[9].config
+    first.tell(config, BoothProblem().evaluate(config))
+    first.journal.close()  # killed again: 2 of the batch's 4 stored
+    resumed = tune(
+        BoothProblem(), "gpr", 14, seed=4, storage=db, batch_size=4, strategy_options=options
+    )
+    assert [t.config for t in resumed.trials] == [t.config for t in whole.trials]

@@ -85,7 +85,7 @@ class CandidatePool:
         if self._all is not None and self._columns:
             rows = space.unique_rows(self.project(self._all))
             self._all = rows[space.valid_mask(rows)]
-        self._backlog = np.empty((0, space.dims))
+        self.clear_backlog()
 
     @property
     def exhaustive(self) -> bool:
@@ -146,6 +146,10 @@ class CandidatePool:
         if len(rows) and self._columns:
             rows[:, self._columns] = self._levels
         return rows
+
+    def clear_backlog(self) -> None:
+        """Forget the backlog (before replaying the steps that made it)."""
+        self._backlog = np.empty((0, self.space.dims))
 
     def keep_backlog(self, rows: np.ndarray, scores: np.ndarray, picked: np.ndarray) -> None:
         """Carry the best-scoring unpicked rows over to the next step."""

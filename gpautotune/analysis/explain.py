@@ -64,7 +64,7 @@ def load_run(
     """A stored run (the last one when ``run_id`` is None) and its trials."""
     if not Path(db_path).is_file():
         raise GPAutotuneError(f"journal {str(db_path)!r} does not exist")
-    with Journal(db_path) as journal:
+    with Journal(db_path, read_only=True) as journal:
         if run_id is None:
             runs = journal.runs()
             if not runs:

@@ -191,12 +191,18 @@ def default_checkpoints(budget: int) -> list[int]:
     return sorted({max(1, round(budget * q / 4)) for q in (1, 2, 3, 4)})
 
 
-def load_comparison(path: str | os.PathLike[str]) -> ComparisonConfig:
+def load_comparison(
+    path: str | os.PathLike[str], *, allow_imports: bool = False
+) -> ComparisonConfig:
     """Read and validate a comparison YAML file, the options of each problem and strategy included.
+
+    A problem named ``package.module:factory`` is imported only with ``allow_imports``
+    (the user's opt-in, ``--allow-imports``): a file never runs code it names by itself.
 
     Raises:
         DataNotFoundError: the file does not exist.
-        ConfigError: bad YAML, a bad key or value (the message names it).
+        ConfigError: bad YAML, a bad key or value (the message names it), or a
+            ``module:factory`` problem without the opt-in.
     """
     config = load_yaml_model(
         path, ComparisonConfig, "comparison", "problems, strategies, repetitions, budget, storage"
@@ -204,7 +210,12 @@ def load_comparison(path: str | os.PathLike[str]) -> ComparisonConfig:
     for i, entry in enumerate(config.strategies):
         check_strategy(entry, f"{path}: strategies.{i} ({entry.name})")
     for i, section in enumerate(config.problems):
-        check_problem(section, f"{path}: problems.{i} ({section.name})", factory_names=True)
+        check_problem(
+            section,
+            f"{path}: problems.{i} ({section.name})",
+            factory_names=True,
+            allow_imports=allow_imports,
+        )
     return config
 
 
@@ -223,6 +234,8 @@ class Repetition:
     storage: str
     hardware: bool = False
     key: str = field(default="", compare=False)
+    #: The user's opt-in to the code the problem section names (``--allow-imports``).
+    allow_imports: bool = False
 
     @property
     def label(self) -> str:
@@ -232,9 +245,12 @@ class Repetition:
         return f"{self.problem.name} / {self.label} / seed {self.seed}"
 
 
-def expand(config: ComparisonConfig, problems: list[Problem]) -> Iterator[Repetition]:
+def expand(
+    config: ComparisonConfig, problems: list[Problem], *, allow_imports: bool = False
+) -> Iterator[Repetition]:
     """Every repetition of ``config``, interleaved (repetition 0 of everything first), with
-    its journal run key (``problems`` are the built ``config.problems``, in order)."""
+    its journal run key (``problems`` are the built ``config.problems``, in order) and the
+    user's opt-in to imports (for the workers that build the problems again)."""
     longest = max(config.repetitions_of(s) for s in config.strategies)
     specs = {
         (i, j): run_spec(
@@ -262,4 +278,5 @@ def expand(config: ComparisonConfig, problems: list[Problem]) -> Iterator[Repeti
                     config.storage,
                     bool(problem.measures_hardware),
                     key,
+                    allow_imports,
                 )

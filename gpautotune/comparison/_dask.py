@@ -111,11 +111,11 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
 def _problem_for(rep: Repetition) -> Problem:
     """A fresh problem per repetition (no state carried between repetitions), built once
     per worker process and copied by unpickling where the problem pickles."""
-    key = rep.problem.model_dump_json()
+    key = f"{rep.problem.model_dump_json()}|{rep.allow_imports}"
     blob = _PROTOTYPES.get(key)
     if blob is not None:
         return pickle.loads(blob)
-    problem = build_problem(rep.problem, factory_names=True)
+    problem = build_problem(rep.problem, factory_names=True, allow_imports=rep.allow_imports)
     try:
         _PROTOTYPES[key] = pickle.dumps(problem)
     except Exception:  # noqa: BLE001 - unpicklable problems are simply rebuilt each time

@@ -121,10 +121,10 @@ def select_problems(
 
 
 def pending_repetitions(
-    config: ComparisonConfig, problems: Sequence[Problem]
+    config: ComparisonConfig, problems: Sequence[Problem], *, allow_imports: bool = False
 ) -> tuple[list[Repetition], int]:
     """The repetitions still to run and the number already finished with this budget."""
-    repetitions = list(expand(config, list(problems)))
+    repetitions = list(expand(config, list(problems), allow_imports=allow_imports))
     with Journal(config.storage) as journal:
         finished = {(r.key, r.budget) for r in journal.runs() if r.status == "finished"}
     pending = [r for r in repetitions if (r.key, r.budget) not in finished]
@@ -140,6 +140,7 @@ def run_comparison(
     only: Sequence[str] | None = None,
     storage: str | os.PathLike[str] | None = None,
     problems_only: Sequence[str] | None = None,
+    allow_imports: bool = False,
 ) -> ComparisonResult:
     """Run (or resume) the comparison of ``config_path`` on Dask.
 
@@ -153,22 +154,27 @@ def run_comparison(
         storage: a journal path replacing the file's ``storage``.
         problems_only: run only these problems (names or families, see
             :func:`select_problems`).
+        allow_imports: the user's opt-in to the Python code the file names (problems
+            named ``package.module:factory``, ``module:function`` options).
 
     Returns:
         What ran; failed repetitions are listed (with their errors), not raised.
     """
     start = time.perf_counter()
-    config = load_comparison(config_path).select(list(only) if only else None)
+    config = load_comparison(config_path, allow_imports=allow_imports)
+    config = config.select(list(only) if only else None)
     if storage is not None:
         path = journal_path(storage)
         if path == ":memory:":
             raise StorageError("a comparison's journal must be a file (its workers share it)")
         config = config.model_copy(update={"storage": path})
     Path(config.storage).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    problems = [build_problem(s, factory_names=True) for s in config.problems]
+    problems = [
+        build_problem(s, factory_names=True, allow_imports=allow_imports) for s in config.problems
+    ]
     config, problems = select_problems(config, problems, problems_only)
     _catalog(config, problems)
-    pending, skipped = pending_repetitions(config, problems)
+    pending, skipped = pending_repetitions(config, problems, allow_imports=allow_imports)
     total = len(pending) + skipped
     if progress is not None:
         progress(skipped, total, None)

@@ -7,6 +7,11 @@ serves evaluations one at a time over a pipe. When no result arrives within
 ``timeout_s`` the worker is killed and the trial is a ``timeout``; when it dies, a
 ``run_error``. The next evaluation starts a fresh worker.
 
+The worker dies with its parent however the parent ends (``kill -9`` included:
+:func:`~gpautotune.execution.die_with_parent`), and its temporary files go to a folder
+the evaluator owns and removes when the worker stops or is killed (``tempfile`` in the
+worker points there), so a killed evaluation leaves neither a process nor a folder.
+
 ``spawn`` normally runs the parent's main script again in the worker, which for a user
 script without an ``if __name__ == "__main__":`` guard would start the whole tuning run
 there; the worker skips it unless the pickled problem refers to ``__main__``.
@@ -17,8 +22,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import multiprocessing as mp
+import os
 import pickle
+import shutil
 import sys
+import tempfile
 import traceback
 from collections.abc import Iterator
 from multiprocessing.connection import Connection
@@ -26,6 +34,7 @@ from typing import Any
 
 from gpautotune.exceptions import ConfigError
 from gpautotune.execution._evaluator import Evaluable, Evaluator
+from gpautotune.execution._lifetime import die_with_parent, owned_temp_folder
 from gpautotune.measurement import Measurement, Status
 from gpautotune.space import Config
 
@@ -68,8 +77,18 @@ def _evaluate_here(problem: Evaluable | None, config: Config) -> Measurement:
         return Measurement.crash(exc)
 
 
-def _serve(conn: Connection) -> None:
-    """The worker's loop: ``problem`` (pickled) -> ready/error, ``evaluate`` -> result."""
+def _serve(conn: Connection, parent_pid: int | None = None, tmp: str | None = None) -> None:
+    """The worker's loop: ``problem`` (pickled) -> ready/error, ``evaluate`` -> result.
+
+    Args:
+        conn: the worker's end of the pipe.
+        parent_pid: the evaluator's process (the worker dies with it).
+        tmp: the folder for the worker's temporary files.
+    """
+    if parent_pid is not None:
+        die_with_parent(parent_pid)
+    if tmp is not None:
+        tempfile.tempdir = tmp
     problem: Evaluable | None = None
     while True:
         try:
@@ -120,6 +139,8 @@ class IsolatedEvaluator(Evaluator):
         self._process: Any = None
         self._conn: Connection | None = None
         self._problem: Evaluable | None = None
+        self._tmp: str | None = None
+        self._busy = False
         #: Workers started so far (restarts after crashes or timeouts included).
         self.workers_started = 0
 
@@ -133,6 +154,7 @@ class IsolatedEvaluator(Evaluator):
         except _WorkerLost as exc:
             return Measurement.failure(Status.RUN_ERROR, f"worker setup failed: {exc}")
         conn.send(("evaluate", dict(config)))
+        self._busy = True
         if not conn.poll(self.timeout_s):
             self._kill()
             return Measurement.failure(
@@ -147,6 +169,7 @@ class IsolatedEvaluator(Evaluator):
             return Measurement.failure(
                 Status.RUN_ERROR, f"the worker process died (exit code {code})"
             )
+        self._busy = False
         return result
 
     def _ready(self, problem: Evaluable) -> Connection:
@@ -188,9 +211,16 @@ class IsolatedEvaluator(Evaluator):
         return self._conn
 
     def _start(self, needs_main: bool = True) -> None:
+        self._kill()  # a worker that died between evaluations: its folder goes too
         ctx = mp.get_context("spawn")
         parent, child = ctx.Pipe(duplex=True)
-        process = ctx.Process(target=_serve, args=(child,), daemon=True, name="gpautotune-worker")
+        self._tmp = str(owned_temp_folder("gpautotune-worker-"))
+        process = ctx.Process(
+            target=_serve,
+            args=(child, os.getpid(), self._tmp),
+            daemon=True,
+            name="gpautotune-worker",
+        )
         with _main_script_skipped(not needs_main):
             process.start()
         self._process = process
@@ -200,27 +230,33 @@ class IsolatedEvaluator(Evaluator):
         _log.debug("started worker pid %s", self._process.pid)
 
     def _kill(self) -> int | None:
-        """Kill the worker (if alive) and forget it; returns its exit code."""
+        """Kill the worker (if alive), remove its temporary folder and forget it; returns
+        its exit code."""
         process, self._process, self._problem = self._process, None, None
+        self._busy = False
         if self._conn is not None:
             self._conn.close()
             self._conn = None
-        if process is None:
-            return None
-        if process.is_alive():
-            process.kill()
-        process.join(10)
-        _log.info("worker pid %s ended (exit code %s)", process.pid, process.exitcode)
-        return process.exitcode
+        code = None
+        if process is not None:
+            if process.is_alive():
+                process.kill()
+            process.join(10)
+            code = process.exitcode
+            _log.info("worker pid %s ended (exit code %s)", process.pid, code)
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+        return code
 
     def close(self) -> None:
-        """Stop the worker (politely, then by force)."""
-        if self._process is None:
-            return
-        try:
-            if self._conn is not None:
-                self._conn.send(("stop", None))
-            self._process.join(5)
-        except (OSError, BrokenPipeError):
-            pass
+        """Stop the worker: politely when idle, at once when it is evaluating (the
+        evaluation was abandoned: an exception or a signal ended the caller's wait)."""
+        if self._process is not None and not self._busy:
+            try:
+                if self._conn is not None:
+                    self._conn.send(("stop", None))
+                self._process.join(5)
+            except (OSError, BrokenPipeError):
+                pass
         self._kill()

@@ -51,6 +51,20 @@ class Problem(ABC):
         """Settings that identify this problem (stored with the run, part of its key)."""
         return {"name": self.name}
 
+    def check(self) -> None:
+        """Raise a :class:`~gpautotune.exceptions.GPAutotuneError` when no configuration
+        can be measured on this machine (a compiler that rejects its flags, a reference
+        program that does not build); :func:`~gpautotune.tuner.tune` calls it before the
+        first evaluation, so that a broken set-up is one error, not a budget of failures."""
+
+    def data_digest(self) -> str | None:
+        """A digest of the data the problem answers from (a replayed table), or None.
+
+        A run stores it beside its key and refuses to resume on another one, so that the
+        values of one run never come from two versions of a table.
+        """
+        return None
+
     def best_known(self) -> Config | None:
         """The configuration of :attr:`optimum`, when known."""
         return None

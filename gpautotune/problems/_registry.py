@@ -24,6 +24,7 @@ _BUILTIN: dict[str, str] = {
     "booth": "gpautotune.problems.synthetic:BoothProblem",
     "screening": "gpautotune.problems.synthetic:ScreeningProblem",
     "constrained-bits": "gpautotune.problems.synthetic:ConstrainedBitsProblem",
+    "hidden-failure": "gpautotune.problems.synthetic:HiddenFailureProblem",
     "quantization-digits": "gpautotune.problems.quantization:digits_problem",
     "spapt/*": "gpautotune.problems.spapt:SpaptProblem",
     "opencl-kernel": "gpautotune.problems.kernel:opencl_kernel",

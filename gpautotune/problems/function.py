@@ -17,7 +17,7 @@ from gpautotune.measurement import Measurement
 from gpautotune.problems._base import Problem
 from gpautotune.space import Config, Space
 
-__all__ = ["FunctionProblem", "Objective"]
+__all__ = ["FunctionProblem", "Objective", "as_problem"]
 
 #: A function of one configuration returning the value to minimise (or a Measurement).
 Objective = Callable[[Config], "Measurement | float"]
@@ -64,3 +64,26 @@ class FunctionProblem(Problem):
         where = getattr(self.objective, "__module__", None)
         qualname = getattr(self.objective, "__qualname__", type(self.objective).__name__)
         return {"name": self.name, "function": f"{where}:{qualname}" if where else qualname}
+
+
+def as_problem(problem: Problem | Objective, space: Space | None) -> Problem:
+    """``problem`` itself, or a plain function of a configuration with its ``space``
+    wrapped in a :class:`~gpautotune.problems.function.FunctionProblem`.
+
+    Raises:
+        ConfigError: a function without a space, or a space given with a Problem.
+    """
+    if isinstance(problem, Problem):
+        if space is not None:
+            raise ConfigError("space= is for a plain function; a Problem has its own space")
+        return problem
+    if not callable(problem):
+        raise ConfigError(
+            f"tune() needs a Problem or a function of a configuration, got {type(problem).__name__}"
+        )
+    if space is None:
+        raise ConfigError(
+            f"tune({getattr(problem, '__name__', 'function')}, ...) needs space=: the "
+            "configurations the function accepts (a gpautotune.space.Space)"
+        )
+    return FunctionProblem(problem, space)

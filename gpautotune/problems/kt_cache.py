@@ -52,6 +52,7 @@ import numpy as np
 from gpautotune.exceptions import ConfigError, PredicateError, SpaceError
 from gpautotune.problems import Measurement, Problem, Status
 from gpautotune.problems._data import find_data
+from gpautotune.problems.replay import table_digest
 from gpautotune.space import (
     Boolean,
     Categorical,
@@ -259,6 +260,11 @@ class KtCacheProblem(Problem):
 
     def best_known(self) -> Config:
         return self.space.to_configs(self._index[self._best])[0]
+
+    def data_digest(self) -> str:
+        """The digest of the replayed rows (configurations, statuses, recorded values)."""
+        statuses = np.array([s.value for s in self._statuses], dtype=object)
+        return table_digest(self._index, statuses, self._raw)
 
     def describe(self) -> dict[str, Any]:
         renamed = {k: v for k, v in self.original_names.items() if k != v}

@@ -6,6 +6,7 @@ exactly and quickly, without a GPU (Kernel Tuner tests its strategies the same w
 
 from __future__ import annotations
 
+import hashlib
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,7 @@ from gpautotune.space import Config, Space
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["ReplayProblem", "laplacian_replay", "LAPLACIAN_K40C"]
+__all__ = ["ReplayProblem", "laplacian_replay", "table_digest", "LAPLACIAN_K40C"]
 
 LAPLACIAN_K40C = "laplacian-k40c/search_space.csv"
 
@@ -42,11 +43,38 @@ def _read_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
         raise ConfigError(f"{path}: not a readable CSV table ({str(exc)[:200]})") from None
 
 
+def table_digest(*columns: np.ndarray) -> str:
+    """SHA-256 of a table's columns (their types, shapes and bytes), as ``sha256:<hex>``."""
+    h = hashlib.sha256()
+    for column in columns:
+        column = np.ascontiguousarray(column)
+        h.update(f"{column.dtype.str}{column.shape}".encode())
+        h.update(column.tobytes() if column.dtype != object else repr(column.tolist()).encode())
+    return f"sha256:{h.hexdigest()}"
+
+
+def _numbers(column: pd.Series, name: str) -> np.ndarray:
+    """A column as floats (empty cells NaN); text that is not a number is refused."""
+    import pandas as pd
+
+    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
+    bad = np.flatnonzero(np.isnan(values) & column.notna().to_numpy())
+    if len(bad):
+        rows = ", ".join(str(i + 2) for i in bad[:5])
+        raise ConfigError(
+            f"column {name!r} of the replay table holds text that is not a number "
+            f"({column.iloc[bad[0]]!r} in line {bad[0] + 2}; lines {rows}"
+            f"{' ...' if len(bad) > 5 else ''}): leave failed rows empty"
+        )
+    return values
+
+
 class ReplayProblem(Problem):
     """A problem answered from a table with one column per parameter and an objective.
 
     Configurations absent from the table, or that violate the space's predicates, are
-    ``invalid``. Rows whose values are not levels of the space are counted in
+    ``invalid``; rows whose objective is empty, NaN or infinite are failed measurements
+    (``run_error``). Rows whose values are not levels of the space are counted in
     :attr:`dropped_rows` and ignored.
 
     Args:
@@ -54,6 +82,10 @@ class ReplayProblem(Problem):
         space: the search space; its parameter names must be columns of the table.
         objective: the column to minimise.
         name: a label for storage and reports.
+
+    Raises:
+        ConfigError: missing columns, an objective that is not numeric, or no row of the
+            space with a finite objective.
     """
 
     def __init__(
@@ -75,7 +107,7 @@ class ReplayProblem(Problem):
             raise ConfigError(f"the replay table lacks columns {missing}; it has {shown}{more}")
         self.space, self.name, self.objective = space, name, objective
         index, keep = self._index_rows(frame, space)
-        values = frame[objective].to_numpy(dtype=float)[keep]
+        values = _numbers(frame[objective], objective)[keep]
         self.dropped_rows = int((~keep).sum())
         valid = space.valid_mask(index)
         self.rows_violating_predicates = int((~valid).sum())
@@ -84,7 +116,14 @@ class ReplayProblem(Problem):
         self._index = index
         self._values = values
         self._valid = valid
-        best = int(np.argmin(np.where(valid, values, np.inf)))
+        usable = valid & np.isfinite(values)
+        if not usable.any():
+            raise ConfigError(
+                f"the replay table has no row inside the space with a finite {objective!r} "
+                f"({len(frame)} rows, {self.dropped_rows} outside the levels, "
+                f"{self.rows_violating_predicates} violating the predicates)"
+            )
+        best = int(np.argmin(np.where(usable, values, np.inf)))
         self.optimum = float(values[best])
         self._best = space.to_configs(index[best])[0]
 
@@ -124,10 +163,18 @@ class ReplayProblem(Problem):
             return Measurement.failure(
                 Status.INVALID, "configuration absent from the measured table"
             )
+        if not np.isfinite(value):
+            return Measurement.failure(
+                Status.RUN_ERROR, f"the table records {value} for {self.objective!r}"
+            )
         return Measurement.success(value, samples=(value,))
 
     def best_known(self) -> Config:
         return dict(self._best)
+
+    def data_digest(self) -> str:
+        """The digest of the replayed rows (configurations and values)."""
+        return table_digest(self._index, self._values)
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "source": self.source, "objective": self.objective}

@@ -6,6 +6,9 @@
 * :class:`ConstrainedBitsProblem` — 54 integer factors 1..8 under a weighted-sum size
   limit, shaped like the mixed-precision quantization search: most of the raw space
   violates the limit, and the optimum is known exactly (dynamic programming).
+* :class:`HiddenFailureProblem` — six integer factors whose configurations with
+  ``a * b > 40`` fail to build (an unknown constraint, as a register or shared-memory
+  limit is to a tuner); the optimum lies on the failure boundary's near side.
 """
 
 from __future__ import annotations
@@ -21,7 +24,13 @@ from gpautotune.measurement import Measurement, Status
 from gpautotune.problems._base import Problem
 from gpautotune.space import Config, IntRange, Ordinal, Space
 
-__all__ = ["BoothProblem", "ScreeningProblem", "ConstrainedBitsProblem", "WeightedSum"]
+__all__ = [
+    "BoothProblem",
+    "ConstrainedBitsProblem",
+    "HiddenFailureProblem",
+    "ScreeningProblem",
+    "WeightedSum",
+]
 
 
 class _GridProblem(Problem):
@@ -105,6 +114,49 @@ class ScreeningProblem(_GridProblem):
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "levels": self.levels, "noise": self.noise, "seed": self.seed}
+
+
+class HiddenFailureProblem(_GridProblem):
+    """An unknown constraint: ``a * b > limit`` fails to build, nothing in the space says so.
+
+    ``1 + ((a b - 36) / 16)^2 + 0.02 ((c - 3)^2 + (d - 6)^2 + (e - 2)^2 + (f - 5)^2)`` over
+    ``a, b`` in 1..16 and ``c .. f`` in 1..8 (1,048,576 configurations, 60% failing with
+    the default limit 40). Its minimum, 1, is at ``a b = 36``, four products from the
+    failing region: a tuner must learn where configurations fail to search near it.
+
+    Args:
+        limit: configurations with ``a * b`` above it return a ``build_error``.
+    """
+
+    name = "hidden-failure"
+
+    def __init__(self, limit: int = 40) -> None:
+        if limit < 36:
+            raise ConfigError(
+                f"hidden-failure: limit must be >= 36 (the optimum's a*b), got {limit}"
+            )
+        self.limit = limit
+        factors = [IntRange("a", 1, 16), IntRange("b", 1, 16)]
+        factors += [IntRange(n, 1, 8) for n in "cdef"]
+        self.space = Space(factors, name="hidden-failure")
+        self._find_optimum()
+
+    def _objective(self, cols: Mapping[str, np.ndarray]) -> np.ndarray:
+        x = {k: np.asarray(cols[k], dtype=float) for k in "abcdef"}
+        centre = {"c": 3.0, "d": 6.0, "e": 2.0, "f": 5.0}
+        rest = sum((x[k] - v) ** 2 for k, v in centre.items())
+        return 1.0 + ((x["a"] * x["b"] - 36.0) / 16.0) ** 2 + 0.02 * rest
+
+    def evaluate(self, config: Config) -> Measurement:
+        m = super().evaluate(config)
+        if m.ok and config["a"] * config["b"] > self.limit:
+            return Measurement.failure(
+                Status.BUILD_ERROR, f"a * b = {config['a'] * config['b']} > {self.limit}"
+            )
+        return m
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "limit": self.limit}
 
 
 @dataclass(frozen=True)

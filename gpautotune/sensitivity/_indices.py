@@ -191,6 +191,10 @@ def surrogate_indices(
         domain, n, bootstrap, confidence, second_order, seed, real_levels: as in
             :func:`sobol_indices`.
     """
+    if isinstance(paths, bool) or not isinstance(paths, int) or paths < 1:
+        raise ConfigError(f"paths (GP posterior sample paths) must be >= 1, got {paths!r}")
+    if rff_features < 1:
+        raise ConfigError(f"rff_features must be >= 1, got {rff_features!r}")
     common = dict(domain=domain, n=n, confidence=confidence, seed=seed, real_levels=real_levels)
     sampler = PosteriorPaths(
         gp,

@@ -9,11 +9,18 @@ Kernel Tuner restrictions use it), and calls of ``min``, ``max``, ``abs``, ``cei
 Anything else (attribute access, subscripts, lambdas, other calls such as
 ``__import__``) is refused with a :class:`PredicateError`. The result is a tree of
 closures evaluated on NumPy columns: nothing is ever passed to ``eval``.
+
+Hostile or mistaken text gets a :class:`PredicateError` too, never a crash: expressions
+are at most :data:`MAX_LENGTH` characters and :data:`MAX_DEPTH` levels deep, a constant
+exponent is at most :data:`MAX_EXPONENT` in size, a negative power of integers is
+computed in floating point (``x ** -1`` is ``1 / x``), and values an expression cannot
+be evaluated on (``x < "abc"`` over numbers) are reported with the expression.
 """
 
 from __future__ import annotations
 
 import ast
+import math
 import operator
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
@@ -22,10 +29,26 @@ import numpy as np
 
 from gpautotune.exceptions import PredicateError
 
-__all__ = ["Expression", "compile_expression"]
+__all__ = ["Expression", "compile_expression", "MAX_DEPTH", "MAX_EXPONENT", "MAX_LENGTH"]
+
+#: Longest expression text accepted (characters).
+MAX_LENGTH = 10_000
+#: Deepest nesting of an expression's syntax tree (``a + b + c`` is two levels).
+MAX_DEPTH = 100
+#: Largest size of a constant exponent (``x ** 2048`` is refused).
+MAX_EXPONENT = 1024
 
 Columns = Mapping[str, np.ndarray]
 _Node = Callable[[Columns], np.ndarray]
+
+
+def _power(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
+    """``base ** exponent``; in floating point when integers meet a negative exponent."""
+    base, exponent = np.asarray(base), np.asarray(exponent)
+    if exponent.dtype.kind in "iu" and base.dtype.kind in "iub" and (exponent < 0).any():
+        return np.power(base.astype(float), exponent)
+    return np.power(base, exponent)
+
 
 _BINARY = {
     ast.Add: np.add,
@@ -34,7 +57,7 @@ _BINARY = {
     ast.Div: np.true_divide,
     ast.FloorDiv: np.floor_divide,
     ast.Mod: np.mod,
-    ast.Pow: np.power,
+    ast.Pow: _power,
 }
 _COMPARE = {
     ast.Eq: operator.eq,
@@ -80,8 +103,20 @@ class Expression:
     _root: _Node
 
     def __call__(self, columns: Columns) -> np.ndarray:
+        """The expression's values on the columns.
+
+        Raises:
+            PredicateError: the expression cannot be evaluated on these values (e.g. a
+                number compared with a string).
+        """
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return self._root(columns)
+            try:
+                return self._root(columns)
+            except (TypeError, ValueError, ArithmeticError) as exc:
+                raise PredicateError(
+                    f"expression {self.text!r} cannot be evaluated on the values of "
+                    f"{sorted(self.names)}: {exc}"
+                ) from None
 
 
 def compile_expression(
@@ -97,14 +132,59 @@ def compile_expression(
     """
     if not isinstance(text, str) or not text.strip():
         raise PredicateError(f"an expression must be a non-empty string, got {text!r}")
+    if len(text) > MAX_LENGTH:
+        raise PredicateError(
+            f"expression {text[:40]!r}... has {len(text):,} characters (at most {MAX_LENGTH:,})"
+        )
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as exc:
         raise PredicateError(f"cannot parse expression {text!r}: {exc.msg}") from None
+    except (RecursionError, MemoryError, ValueError) as exc:
+        raise PredicateError(
+            f"cannot parse expression {text[:40]!r}: {type(exc).__name__} (nested too deeply?)"
+        ) from None
+    depth = _depth(tree.body)
+    if depth > MAX_DEPTH:
+        raise PredicateError(
+            f"expression {text[:40]!r}... is nested {depth} levels deep (at most {MAX_DEPTH}); "
+            "split it into several predicates"
+        )
     names: set[str] = set()
     table = {**_FUNCTIONS, **dict(functions or {})}
     root = _Compiler(text, set(allowed_names), names, table).visit(tree.body)
     return Expression(text=text, names=frozenset(names), _root=root)
+
+
+def _depth(root: ast.AST) -> int:
+    """Depth of a syntax tree, without recursion (a deep tree must not crash the check)."""
+    deepest, stack = 0, [(root, 1)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def _constant(node: ast.AST) -> float | None:
+    """The value of a constant numeric subtree (inf when it overflows), else None."""
+    if isinstance(node, ast.Constant):
+        value = node.value
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return float(value) if ok else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        inner = _constant(node.operand)
+        return None if inner is None else (-inner if isinstance(node.op, ast.USub) else inner)
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        left, right = _constant(node.left), _constant(node.right)
+        if left is None or right is None:
+            return None
+        try:
+            fn = {ast.Pow: operator.pow, ast.Mult: operator.mul}.get(type(node.op))
+            return float(fn(left, right)) if fn else float(_BINARY[type(node.op)](left, right))
+        except (OverflowError, ZeroDivisionError):
+            return math.inf
+    return None
 
 
 class _Compiler:
@@ -147,6 +227,13 @@ class _Compiler:
         fn = _BINARY.get(type(node.op))
         if fn is None:
             raise self.refuse(node, f"the operator {type(node.op).__name__}")
+        exponent = _constant(node.right) if isinstance(node.op, ast.Pow) else None
+        if exponent is not None and not abs(exponent) <= MAX_EXPONENT:
+            shown = ast.get_source_segment(self.text.strip(), node.right) or ast.unparse(node.right)
+            raise PredicateError(
+                f"the exponent {shown!r} in expression {self.text[:80]!r} is "
+                f"too large (at most {MAX_EXPONENT} in size)"
+            )
         left, right = self.visit(node.left), self.visit(node.right)
         return lambda cols: fn(left(cols), right(cols))
 

@@ -5,16 +5,26 @@ A trial is committed before the strategy hears of it, so a process killed at any
 Several processes may write to one journal (comparisons on Dask): SQLite serialises the
 writes and ``busy_timeout`` makes writers wait instead of failing. Every SQL statement of
 the package is in this module: readers (reports, exports) use the journal's methods.
+
+One process at a time tunes a run: :meth:`Journal.claim_run` records the owner (host,
+pid, process start time) and refuses a run whose owner still runs, before anything is
+measured; the owner of a killed process is taken over. A run also keeps the digest of
+the data it was made from (a replayed table), beside its key: resuming it on other data
+is refused. Failures of the database (a full disk, a read-only file or folder, a path
+under a file) are storage errors naming the journal and a fix
+(:class:`~gpautotune.exceptions.StorageError`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import socket
 import sqlite3
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +43,9 @@ from gpautotune.trial import Origin, Trial
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Journal"]
+__all__ = ["Journal", "RunOwnedError"]
+
+_log = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -70,6 +82,17 @@ CREATE TABLE IF NOT EXISTS trials (
     UNIQUE (run_id, number)
 );
 CREATE INDEX IF NOT EXISTS trials_run ON trials(run_id);
+CREATE TABLE IF NOT EXISTS run_owners (
+    run_id INTEGER PRIMARY KEY REFERENCES runs(id),
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    process_started REAL NOT NULL,
+    since REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS run_data (
+    run_id INTEGER PRIMARY KEY REFERENCES runs(id),
+    digest TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS problem_catalog (
     problem TEXT NOT NULL,
     problem_settings TEXT NOT NULL,
@@ -82,6 +105,29 @@ CREATE TABLE IF NOT EXISTS report_settings (
     value TEXT NOT NULL
 );
 """
+
+
+_HINTS = {
+    "full": "free space, or give the journal another place (--db)",
+    "readonly": "the journal or its folder is read-only: give a writable place (--db)",
+    "unable to open": "no writable journal can be there: give another place (--db)",
+    "locked": "another process holds the journal locked for too long",
+}
+
+
+class RunOwnedError(StorageError):
+    """Another live process is tuning the run (its trials would collide)."""
+
+
+def _process_started(pid: int) -> float | None:
+    """A process's start time (None when it does not exist): a pid alone may be reused."""
+    import psutil
+
+    try:
+        process = psutil.Process(pid)
+        return None if process.status() == psutil.STATUS_ZOMBIE else process.create_time()
+    except (psutil.NoSuchProcess, psutil.ZombieProcess, psutil.AccessDenied):
+        return None
 
 
 class Journal:
@@ -100,31 +146,59 @@ class Journal:
 
     def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
         self.path = journal_path(path)
+        self.read_only = read_only
         if read_only:
             self._conn = self._open_read_only()
             return
         if self.path != ":memory:":
-            Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        try:
+            folder = Path(self.path).expanduser().parent
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StorageError(
+                    f"cannot make the folder of trial journal {self.path!r}: "
+                    f"{exc.strerror or exc} ({exc.filename or folder})"
+                ) from None
+        with self._sql("cannot open trial journal"):
             self._conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute("PRAGMA busy_timeout=60000")
             self._conn.executescript(_SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            raise StorageError(f"cannot open trial journal {self.path!r}: {exc}") from None
+
+    @contextlib.contextmanager
+    def _sql(self, what: str) -> Iterator[None]:
+        """Database failures as one :class:`StorageError` naming the journal and a fix."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            text = str(exc)
+            hint = next((h for k, h in _HINTS.items() if k in text), None)
+            suffix = f": {hint}" if hint else ""
+            raise StorageError(f"{what} {self.path!r}: {text}{suffix}") from None
 
     def _open_read_only(self) -> sqlite3.Connection:
+        """Open without ever writing: ``mode=ro``, or ``immutable`` on read-only media
+        (where SQLite cannot make the WAL index); the file must hold a journal's tables."""
         file = Path(self.path).expanduser()
         if not file.is_file():
             raise StorageError(f"journal {self.path!r} does not exist")
-        try:
-            conn = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True, timeout=60.0)
-            conn.execute("SELECT id FROM runs LIMIT 1").fetchall()
-            conn.execute("SELECT run_id FROM trials LIMIT 1").fetchall()
-        except sqlite3.DatabaseError as exc:
-            raise StorageError(f"{self.path!r} is not a gpautotune journal: {exc}") from None
-        return conn
+        uri = file.resolve().as_uri()
+        last: sqlite3.Error | None = None
+        for mode in ("mode=ro", "immutable=1"):
+            try:
+                conn = sqlite3.connect(f"{uri}?{mode}", uri=True, timeout=60.0)
+                conn.execute("SELECT id, key FROM runs LIMIT 1").fetchall()
+                conn.execute("SELECT run_id, number FROM trials LIMIT 1").fetchall()
+                return conn
+            except sqlite3.OperationalError as exc:  # no such table, or cannot read here
+                last = exc
+                if "no such" in str(exc):
+                    break
+            except sqlite3.DatabaseError as exc:  # not a database at all
+                last = exc
+                break
+        raise StorageError(f"{self.path!r} is not a gpautotune journal: {last}") from None
 
     def close(self) -> None:
         self._conn.close()
@@ -137,7 +211,18 @@ class Journal:
 
     # ------------------------------------------------------------------ runs
     def open_run(self, spec: RunSpec, budget: int | None) -> RunRecord:
-        """The run with ``spec``'s key (resumed, budget updated), or a new one."""
+        """The run with ``spec``'s key (resumed, budget updated), or a new one.
+
+        Raises:
+            StorageError: the run exists and was made from other data (another digest),
+                or the journal cannot be written.
+        """
+        with self._sql("cannot open a run in"):
+            record = self._open_run(spec, budget)
+            self._check_data(record, spec.data_digest)
+            return record
+
+    def _open_run(self, spec: RunSpec, budget: int | None) -> RunRecord:
         existing = self.find_run(spec.key)
         if existing is not None:
             if budget is not None and budget != existing.budget:
@@ -168,6 +253,77 @@ class Journal:
             pass
         return self.get_run(self.find_run(spec.key).id)
 
+    def _check_data(self, record: RunRecord, digest: str | None) -> None:
+        """Record the run's data digest, or refuse other data than the run was made from."""
+        if digest is None:
+            return
+        stored = self.data_digest(record.id)
+        if stored is None:
+            self._conn.execute(
+                "INSERT OR IGNORE INTO run_data (run_id, digest) VALUES (?,?)", (record.id, digest)
+            )
+        elif stored != digest:
+            raise StorageError(
+                f"run {record.id} ({record.problem}) in {self.path!r} was made from other data "
+                f"(digest {stored[:16]}, now {digest[:16]}): the replayed table changed since; "
+                "resume it with the data it was made from, or tune into another journal (--db)"
+            )
+
+    def data_digest(self, run_id: int) -> str | None:
+        """The digest of the data the run was made from (None: not a replay, or a run
+        stored before digests were kept)."""
+        try:
+            row = self._conn.execute(
+                "SELECT digest FROM run_data WHERE run_id=?", (run_id,)
+            ).fetchone()
+        except sqlite3.OperationalError:  # a journal written before digests (read-only)
+            return None
+        return None if row is None else row[0]
+
+    def claim_run(self, run_id: int) -> None:
+        """Make this process the run's owner (before measuring anything for it).
+
+        Raises:
+            RunOwnedError: another process that still runs owns it.
+        """
+        me = (socket.gethostname(), os.getpid(), _process_started(os.getpid()) or 0.0)
+        with self._sql("cannot claim a run in"), self._conn:
+            self._conn.execute("BEGIN IMMEDIATE")
+            row = self._conn.execute(
+                "SELECT host, pid, process_started, since FROM run_owners WHERE run_id=?",
+                (run_id,),
+            ).fetchone()
+            if row is not None and tuple(row[:2]) != me[:2] and self._alive(*row[:3]):
+                when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row[3]))
+                raise RunOwnedError(
+                    f"another process owns run {run_id} of {self.path!r} (pid {row[1]} on "
+                    f"{row[0]}, since {when}): let it finish or stop it, then run again; "
+                    "nothing was measured"
+                )
+            self._conn.execute(
+                "INSERT OR REPLACE INTO run_owners (run_id, host, pid, process_started, since)"
+                " VALUES (?,?,?,?,?)",
+                (run_id, *me, time.time()),
+            )
+
+    def release_run(self, run_id: int) -> None:
+        """Give up ownership of a run (this process's claim only)."""
+        with self._sql("cannot release a run in"):
+            self._conn.execute(
+                "DELETE FROM run_owners WHERE run_id=? AND host=? AND pid=?",
+                (run_id, socket.gethostname(), os.getpid()),
+            )
+
+    @staticmethod
+    def _alive(host: str, pid: int, started: float) -> bool:
+        """Whether an owner still runs. An owner on another host is not: a journal in WAL
+        mode is only ever shared by processes of one host, so it was copied here."""
+        if host != socket.gethostname():
+            _log.warning("run owned by pid %s on %s, another host: taken over", pid, host)
+            return False
+        now = _process_started(pid)
+        return now is not None and abs(now - started) < 1.0
+
     def find_run(self, key: str) -> RunRecord | None:
         row = self._conn.execute("SELECT id FROM runs WHERE key=?", (key,)).fetchone()
         return None if row is None else self.get_run(row[0])
@@ -194,17 +350,20 @@ class Journal:
         return [self.get_run(i) for i in ids]
 
     def finish_run(self, run_id: int) -> None:
-        self._conn.execute(
-            "UPDATE runs SET status='finished', finished_at=? WHERE id=?", (time.time(), run_id)
-        )
+        with self._sql("cannot finish a run in"):
+            self._conn.execute(
+                "UPDATE runs SET status='finished', finished_at=? WHERE id=?",
+                (time.time(), run_id),
+            )
 
     def set_aside_run(self, run_id: int) -> None:
         """Mark a run ``stopped`` and free its key: the run and its trials stay (for the
         record), and opening a run with the same settings starts a new one."""
-        self._conn.execute(
-            "UPDATE runs SET status='stopped', key=key || ? WHERE id=?",
-            (f"#stopped-{run_id}", run_id),
-        )
+        with self._sql("cannot set a run aside in"):
+            self._conn.execute(
+                "UPDATE runs SET status='stopped', key=key || ? WHERE id=?",
+                (f"#stopped-{run_id}", run_id),
+            )
 
     # ---------------------------------------------------------------- trials
     def add_trial(self, run_id: int, trial: Trial) -> None:
@@ -215,15 +374,21 @@ class Journal:
         """Append trials in one transaction."""
         rows = [self._row(run_id, t) for t in trials]
         try:
-            with self._conn:
+            with self._sql("cannot store a trial in"), self._conn:
                 self._conn.execute("BEGIN IMMEDIATE")
                 self._conn.executemany(
                     "INSERT INTO trials (run_id, number, config, status, value, samples, metrics, error, info,"
                     " origin, started_at, duration_s) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                     rows,
                 )
-        except sqlite3.IntegrityError as exc:
-            raise StorageError(f"trial numbers already stored for run {run_id}: {exc}") from None
+        except StorageError as exc:
+            if "UNIQUE" not in str(exc):
+                raise
+            numbers = [r[1] for r in rows]
+            raise RunOwnedError(
+                f"run {run_id} of {self.path!r} already has trial(s) {numbers}: something else "
+                "writes the same run (another TuningRun on it in this process?)"
+            ) from None
 
     @staticmethod
     def _row(run_id: int, t: Trial) -> tuple[Any, ...]:
@@ -313,12 +478,13 @@ class Journal:
         optimum: float | None,
     ) -> None:
         """Insert or update the catalog entry of a problem (see :class:`CatalogEntry`)."""
-        self._conn.execute(
-            "INSERT INTO problem_catalog (problem, problem_settings, section, optimum)"
-            " VALUES (?,?,?,?) ON CONFLICT(problem, problem_settings)"
-            " DO UPDATE SET section=excluded.section, optimum=excluded.optimum",
-            (name, dumps(settings), dumps(section), optimum),
-        )
+        with self._sql("cannot record a problem in"):
+            self._conn.execute(
+                "INSERT INTO problem_catalog (problem, problem_settings, section, optimum)"
+                " VALUES (?,?,?,?) ON CONFLICT(problem, problem_settings)"
+                " DO UPDATE SET section=excluded.section, optimum=excluded.optimum",
+                (name, dumps(settings), dumps(section), optimum),
+            )
 
     def problem_catalog(self) -> dict[tuple[str, str], CatalogEntry]:
         """Catalog entries by ``(problem, settings JSON as stored with runs)``; empty when

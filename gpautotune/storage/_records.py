@@ -44,7 +44,11 @@ def dumps(value: Any) -> str:
 
 @dataclass(frozen=True)
 class RunSpec:
-    """What identifies a run: same key, same run (re-running resumes it)."""
+    """What identifies a run: same key, same run (re-running resumes it).
+
+    ``data_digest`` (the digest of a replayed table, see ``Problem.data_digest``) is kept
+    beside the key, not in it: a run resumed on other data is refused, not forked.
+    """
 
     problem: str
     problem_settings: Mapping[str, Any]
@@ -53,6 +57,7 @@ class RunSpec:
     seed: int | None
     space: Mapping[str, Any]
     label: str | None = None
+    data_digest: str | None = None
 
     @property
     def key(self) -> str:

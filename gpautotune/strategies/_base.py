@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from gpautotune.exceptions import ConfigError
 from gpautotune.space import Config, Space
 from gpautotune.strategies._settings import StrategySettings
 from gpautotune.trial import Trial
@@ -47,7 +48,8 @@ class Strategy(ABC):
         **options: the strategy's options (the fields of its :attr:`Settings`).
 
     Raises:
-        ConfigError: an unknown option or a bad value (one line naming it).
+        ConfigError: an unknown option or a bad value (one line naming it), or a seed
+            that is not a non-negative integer.
     """
 
     name: ClassVar[str] = "strategy"
@@ -57,6 +59,8 @@ class Strategy(ABC):
     def __init__(self, space: Space, *, seed: int | None = None, **options: Any) -> None:
         #: The checked options (an instance of :attr:`Settings`).
         self.options = self.Settings.build(options, f"strategy {self.name!r}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise ConfigError(f"the seed must be a non-negative integer, got {seed!r}")
         self.space = space
         self.seed = seed
         self.rng = np.random.default_rng(seed)

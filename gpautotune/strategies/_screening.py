@@ -81,7 +81,6 @@ class Screening:
     ) -> None:
         self.threshold, self.n, self.paths, self.bootstrap = float(threshold), n, paths, bootstrap
         self.decision: ScreenDecision | None = None
-        self._reported = False
 
     def screen(
         self,
@@ -125,16 +124,18 @@ class Screening:
         self.decision = ScreenDecision(fixed, st_high, self.threshold, time.perf_counter() - t0)
         return self.decision
 
-    def annotate(self, proposals: list[Proposal]) -> list[Proposal]:
+    def annotate(self, proposals: list[Proposal], *, reported: bool) -> list[Proposal]:
         """The proposals with the decision in their info (``screened``; the first one
-        also ``screen_st_high`` and ``screen_s``)."""
+        also ``screen_st_high`` and ``screen_s`` unless a told trial has them:
+        ``reported``)."""
         if self.decision is None:
             return proposals
         info: dict[str, Any] = {"screened": self.decision.fixed}
-        if not self._reported and proposals:
-            self._reported = True
+        if not reported and proposals:
             info |= {
                 "screen_st_high": self.decision.st_high,
                 "screen_s": round(self.decision.seconds, 3),
             }
-        return [Proposal(p.config, {**p.info, **info}) for p in proposals]
+        first = [Proposal(proposals[0].config, {**proposals[0].info, **info})] if proposals else []
+        info = {"screened": self.decision.fixed}
+        return first + [Proposal(p.config, {**p.info, **info}) for p in proposals[1:]]

@@ -16,18 +16,23 @@ The seeds' method (seed 003 §4.2, figure 13.4), on BoTorch/GPyTorch:
    all 200 Laplacian replay runs end within 0.6% of the optimum at 120 evaluations
    (docs/benchmarks.md).
 
-Failed configurations are never proposed again and are left out of the regression; an
-optional feasibility classifier multiplies EI by the probability of success.
+Failed configurations are never proposed again; they join the regression at the worst
+value measured (``failed_value``), and a feasibility classifier multiplies EI by the
+probability of success.
+
+The strategy's state is a function of the trials told: each model step records its fit
+(:class:`ModelFit`, with the exact hyperparameters) in its picks' info, the next fit
+warm-starts from the last recorded one, and the pool's backlog is rebuilt by replaying
+the recorded steps when it does not match them (a resumed run, an ask whose trials were
+never stored).
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import time
 import warnings
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -43,6 +48,7 @@ from gpautotune.acquisition import (
 from gpautotune.exceptions import ConfigError
 from gpautotune.space import Space, sample_index
 from gpautotune.strategies._base import Proposal, Strategy
+from gpautotune.strategies._gpr_records import ModelFit, ModelPick, model_fits
 from gpautotune.strategies._gpr_settings import GPRSettings
 from gpautotune.strategies._registry import register
 from gpautotune.strategies._screening import Screening
@@ -54,42 +60,9 @@ from gpautotune.surrogate import (
 )
 from gpautotune.trial import Trial
 
-__all__ = ["GPRSettings", "GPRStrategy", "ModelPick"]
+__all__ = ["GPRSettings", "GPRStrategy", "ModelFit", "ModelPick"]
 
 _log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class ModelPick:
-    """What a model step says about one of its picks (kept in the trial's info, under the
-    same names; an escape as ``stall_escape``, on the first pick of an escape step).
-
-    Attributes:
-        picked_from: the pool part: ``all``, ``sample``, ``neighbors``, ``backlog``, ``poll``.
-        best_acq: its acquisition value.
-        escape: whether it opened an escape step.
-    """
-
-    picked_from: str
-    best_acq: float
-    escape: bool = False
-
-    def info(self) -> dict[str, Any]:
-        """The trial-info entries of the pick."""
-        extra = {"stall_escape": True} if self.escape else {}
-        return {"best_acq": self.best_acq, "picked_from": self.picked_from, **extra}
-
-    @classmethod
-    def of(cls, info: Mapping[str, Any]) -> ModelPick | None:
-        """The pick a trial's (or a proposal's) info records; None if not a model pick."""
-        if "picked_from" not in info:
-            return None
-        best_acq = info.get("best_acq")
-        return cls(
-            str(info["picked_from"]),
-            math.nan if best_acq is None else float(best_acq),
-            bool(info.get("stall_escape", False)),
-        )
 
 
 @register("gpr")
@@ -125,6 +98,8 @@ class GPRStrategy(Strategy):
             self.gp_settings, space.dims + len(self.extra_inputs), len(self.basis)
         )
         self.pool = CandidatePool(space, self.pool_settings, seed)
+        #: The fit whose step left the pool's backlog as it is (None: an empty backlog).
+        self._backlog_fit: int | None = None
         self._design: np.ndarray | None = None
         #: Positions (in :attr:`trials`) of the trials that opened an escape step.
         self.escapes: list[int] = []
@@ -185,11 +160,10 @@ class GPRStrategy(Strategy):
             initial = self._initial(min(n, self.n_init - len(self.trials)))
             if len(initial):
                 return self.proposals(initial, source="initial")
-        ok = self.measured
-        if len(ok) < 2:
+        if len(self.measured) < 2:
             return self._space_filling(n, reason="fewer than 2 successful measurements")
         try:
-            return self._screened_step(n, ok) if self.screening else self._model_step(n, ok)
+            return self._screened_step(n) if self.screening else self._model_step(n)
         except SurrogateError as exc:
             _log.warning("GPR falls back to space filling: %s", exc)
             return self._space_filling(n, reason=str(exc))
@@ -214,9 +188,15 @@ class GPRStrategy(Strategy):
         rows = rows[~self.is_seen(rows)][:n]
         return self.proposals(rows, source="fallback", fallback=reason)
 
-    def _training_data(self, ok: Sequence[Trial]) -> tuple[np.ndarray, np.ndarray]:
-        index = self.space.to_index([t.config for t in ok])
+    def _training_data(self, trials: Sequence[Trial]) -> tuple[np.ndarray, np.ndarray]:
+        """Model inputs and values of the measured ``trials``; with ``failed_value="worst"``
+        their failed configurations too, at the worst value measured (at least one of
+        ``trials`` must have succeeded)."""
+        ok = [t for t in trials if t.ok]
+        failed = [t for t in trials if not t.ok] if self.options.failed_value == "worst" else []
+        index = self.space.to_index([t.config for t in ok + failed])
         values = np.array([t.value for t in ok], dtype=float)
+        values = np.concatenate([values, np.full(len(failed), values.max())])
         keys = self.space.row_keys(index)
         uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         if len(uniq) < len(keys):  # repeated measurements (warm starts): average them
@@ -224,7 +204,7 @@ class GPRStrategy(Strategy):
             index = index[first]
         return self.features(index), values
 
-    def _screened_step(self, n: int, ok: Sequence[Trial]) -> list[Proposal]:
+    def _screened_step(self, n: int) -> list[Proposal]:
         """Screen once when the initial design is told (restricting the pool to the
         parameters that matter), then propose as usual, recording the decision."""
         assert self.screening is not None
@@ -236,59 +216,37 @@ class GPRStrategy(Strategy):
                 self.pool = CandidatePool(
                     self.space, self.pool_settings, self.seed, fixed=decision.fixed
                 )
-        return self.screening.annotate(self._model_step(n, ok))
+                self._backlog_fit = None
+        reported = any("screen_st_high" in t.info for t in self.trials)
+        return self.screening.annotate(self._model_step(n), reported=reported)
 
-    def _model_step(self, n: int, ok: Sequence[Trial]) -> list[Proposal]:
+    def _model_step(self, n: int) -> list[Proposal]:
         with torch_threads(self.gp_settings.threads):
-            return self._select(n, ok)
+            return self._select(n)
 
-    def _select(self, n: int, ok: Sequence[Trial]) -> list[Proposal]:
+    def _select(self, n: int) -> list[Proposal]:
         step = len(self.trials)
-        X, y = self._training_data(ok)
-        report = self.gp.fit(X, y, seed=(self.seed or 0) * 100_003 + step)
+        past = model_fits(self.trials)
+        self._sync_backlog(past)
+        X, y = self._training_data(self.trials)
+        number = past[-1].number + 1 if past else 0
+        report = self.gp.fit(
+            X,
+            y,
+            seed=(self.seed or 0) * 100_003 + step,
+            warm=past[-1].hyperparameters if past else None,
+            fresh=number % self.gp_settings.fresh_every == 0,
+        )
         t0 = time.perf_counter()
-        best_f = float(self.gp.transform(y).min())
-        feasible = self._feasibility_model()
-        model = self.gp.model
-        picked: list[int] = []
-        picks: list[ModelPick] = []
-        rows = scores = sources = np.empty(0)
         escape = self._stalled()
-        o = self.options
-        kind, kappa = ("lcb", o.stall_kappa) if escape else (o.acquisition, o.kappa)
-        for q in range(n):
-            acqf = make_acquisition(kind, model, best_f, kappa)
-
-            def scorer(r: np.ndarray, acqf=acqf) -> np.ndarray:
-                return self._weight(score_candidates(acqf, self.features(r)), r, feasible, kind)
-
-            if q == 0:
-                poll = (
-                    self._poll_set(ok)
-                    if escape and o.escape != "lcb"
-                    else np.empty((0, self.space.dims))
-                )
-                if len(poll):
-                    rows, scores, sources = poll, scorer(poll), np.full(len(poll), "poll")
-                else:  # the regular pool, or an escape with every poll move measured
-                    rows, scores, sources = self.pool.propose(step, self.is_seen, scorer)
-            else:
-                scores = scorer(rows)
-                scores[picked] = -np.inf
-            if not len(rows) or not np.isfinite(scores).any():
-                break
-            best = int(np.argmax(scores))
-            picked.append(best)
-            picks.append(ModelPick(str(sources[best]), float(scores[best]), escape and q == 0))
-            if q + 1 < n:  # kriging believer: condition on the pick at its posterior mean
-                x = torch.as_tensor(self.features(rows[best][None, :]), dtype=torch.float64)
-                with torch.no_grad():
-                    mean = model.posterior(x).mean
-                model = model.condition_on_observations(x, mean.reshape(1, 1))
-                best_f = min(best_f, float(mean))
+        rows, scores, sources, picked, picks = self._pick(
+            n, step, y, escape, self.trials, self.is_seen
+        )
         if not escape:  # an escape step's LCB scores say nothing of the backlog's EI
-            self.pool.keep_backlog(rows, scores, np.array(picked, dtype=int))
+            self.pool.keep_backlog(rows, scores, picked)
+            self._backlog_fit = number
         acq_s = time.perf_counter() - t0
+        fit = ModelFit(number, step, n, escape, dict(self.gp.hyperparameters or {}))
         counts = (
             {str(k): int(v) for k, v in zip(*np.unique(sources, return_counts=True), strict=True)}
             if len(rows)
@@ -304,9 +262,93 @@ class GPRStrategy(Strategy):
             "noise": report.noise,
             "pool": counts,
             "n_train": len(y),
+            **fit.info(),
         }
-        configs = self.space.to_configs(rows[picked]) if picked else []
+        configs = self.space.to_configs(rows[picked]) if len(picked) else []
         return [Proposal(c, {**common, **p.info()}) for c, p in zip(configs, picks, strict=True)]
+
+    def _pick(
+        self,
+        n: int,
+        step: int,
+        y: np.ndarray,
+        escape: bool,
+        trials: Sequence[Trial],
+        seen: Callable[[np.ndarray], np.ndarray],
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[ModelPick]]:
+        """Up to ``n`` picks of the fitted model (kriging believer after the first):
+        the scored rows, their scores and sources, the picked positions and the picks."""
+        best_f = float(self.gp.transform(y).min())
+        feasible = self._feasibility_model(trials)
+        model = self.gp.model
+        picked: list[int] = []
+        picks: list[ModelPick] = []
+        rows = scores = sources = np.empty(0)
+        o = self.options
+        kind, kappa = ("lcb", o.stall_kappa) if escape else (o.acquisition, o.kappa)
+        for q in range(n):
+            acqf = make_acquisition(kind, model, best_f, kappa)
+
+            def scorer(r: np.ndarray, acqf=acqf) -> np.ndarray:
+                return self._weight(score_candidates(acqf, self.features(r)), r, feasible, kind)
+
+            if q == 0:
+                poll = (
+                    self._poll_set(self.measured)
+                    if escape and o.escape != "lcb"
+                    else np.empty((0, self.space.dims))
+                )
+                if len(poll):
+                    rows, scores, sources = poll, scorer(poll), np.full(len(poll), "poll")
+                else:  # the regular pool, or an escape with every poll move measured
+                    rows, scores, sources = self.pool.propose(step, seen, scorer)
+            else:
+                scores = scorer(rows)
+                scores[picked] = -np.inf
+            if not len(rows) or not np.isfinite(scores).any():
+                break
+            best = int(np.argmax(scores))
+            picked.append(best)
+            picks.append(ModelPick(str(sources[best]), float(scores[best]), escape and q == 0))
+            if q + 1 < n:  # kriging believer: condition on the pick at its posterior mean
+                x = torch.as_tensor(self.features(rows[best][None, :]), dtype=torch.float64)
+                with torch.no_grad():
+                    mean = model.posterior(x).mean
+                model = model.condition_on_observations(x, mean.reshape(1, 1))
+                best_f = min(best_f, float(mean))
+        return rows, scores, sources, np.array(picked, dtype=int), picks
+
+    # ------------------------------------------------------------- backlog
+    def _sync_backlog(self, past: Sequence[ModelFit]) -> None:
+        """Make the pool's backlog the one the recorded steps left, replaying them (their
+        models restored, not refitted) when the backlog in memory is another one."""
+        if self.pool.exhaustive:
+            return
+        screened = self.screening is not None and bool(
+            self.screening.decision and self.screening.decision.fixed
+        )
+        first = self.n_init if screened else 0  # the screened pool starts afresh there
+        steps = [f for f in past if not f.escape and f.step >= first]
+        target = steps[-1].number if steps else None
+        if target == self._backlog_fit:
+            return
+        _log.info("GPR: replaying %d model steps to rebuild the pool's backlog", len(steps))
+        self.pool.clear_backlog()
+        for fit in steps:
+            trials = self.trials[: fit.step]
+            X, y = self._training_data(trials)
+            self.gp.restore(X, y, fit.hyperparameters)
+            keys = set(
+                self.space.row_keys(self.space.to_index([t.config for t in trials])).tolist()
+            )
+
+            def seen(rows: np.ndarray, keys: set[Any] = keys) -> np.ndarray:
+                k = self.space.row_keys(rows).tolist()
+                return np.fromiter((x in keys for x in k), dtype=bool, count=len(k))
+
+            rows, scores, _, picked, _ = self._pick(fit.batch, fit.step, y, False, trials, seen)
+            self.pool.keep_backlog(rows, scores, picked)
+        self._backlog_fit = target
 
     def _observe(self, trials: Sequence[Trial]) -> None:
         start = len(self.trials) - len(trials)
@@ -316,16 +358,17 @@ class GPRStrategy(Strategy):
                 self.escapes.append(i)
 
     # ---------------------------------------------------------- feasibility
-    def _feasibility_model(self) -> Any:
+    def _feasibility_model(self, trials: Sequence[Trial]) -> Any:
+        """P(success) classifier of the told ``trials`` (None when off or one-sided)."""
         if not self.options.feasibility:
             return None
-        labels = np.array([t.ok for t in self.trials])
+        labels = np.array([t.ok for t in trials])
         if labels.all() or not labels.any():
             return None
         from sklearn.gaussian_process import GaussianProcessClassifier
         from sklearn.gaussian_process.kernels import Matern
 
-        X = self.space.encode([t.config for t in self.trials])
+        X = self.space.encode([t.config for t in trials])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return GaussianProcessClassifier(kernel=Matern(nu=2.5), random_state=0).fit(X, labels)

@@ -3,9 +3,13 @@
 Outputs are modelled as ``z = (log y - mean) / sd`` by default (times span orders of
 magnitude); inputs are the encoded parameters in ``[0, 1]^d`` followed by standardised
 trend features. Hyperparameters are fitted by maximum likelihood (L-BFGS via
-``botorch.fit_gpytorch_mll``) from the previous step's values and from fresh starts; the
-best marginal likelihood wins. A fit that fails (Cholesky, NaN) is retried with more
-jitter and, at worst, the previous hyperparameters are reused without optimisation.
+``botorch.fit_gpytorch_mll``) from a given warm start (the previous step's values) and
+from fresh starts; the best marginal likelihood wins. A fit that fails (Cholesky, NaN) is
+retried with more jitter and, at worst, the warm start is reused without optimisation.
+
+The surrogate keeps no memory between fits: the warm start is an argument, and the
+fitted :attr:`GPSurrogate.hyperparameters` are plain floats (exact in JSON), so a caller
+that stores them can rebuild the very same model later (:meth:`GPSurrogate.restore`).
 """
 
 from __future__ import annotations
@@ -33,10 +37,19 @@ from gpytorch.priors import GammaPrior, LogNormalPrior
 from gpautotune.exceptions import GPAutotuneError
 from gpautotune.surrogate._trend import TrendMean
 
-__all__ = ["GPSettings", "GPSurrogate", "FitReport", "SurrogateError", "torch_threads"]
+__all__ = [
+    "GPSettings",
+    "GPSurrogate",
+    "FitReport",
+    "Hyperparameters",
+    "SurrogateError",
+    "torch_threads",
+]
 
 _log = logging.getLogger(__name__)
 Kernel = Literal["matern52", "matern32", "rbf"]
+#: A model's learned parameters by name (raw values, flattened): JSON-safe and exact.
+Hyperparameters = dict[str, list[float]]
 
 
 @contextmanager
@@ -73,7 +86,8 @@ class GPSettings:
         max_iter: L-BFGS iterations per fresh start.
         max_iter_warm: L-BFGS iterations from the previous step's hyperparameters.
         fresh_every: besides the warm start from the previous fit, also start from the
-            defaults and ``restarts`` prior draws on every ``fresh_every``-th fit.
+            defaults and ``restarts`` prior draws on every ``fresh_every``-th fit (the
+            caller counts the fits: :meth:`GPSurrogate.fit`'s ``fresh``).
         threads: torch threads while fitting and predicting (small GPs are fastest, and
             not slowed by other processes, on one thread).
         output_warp: ``copula`` replaces the (log) outputs by the normal scores of their
@@ -119,12 +133,12 @@ class GPSurrogate:
     def __init__(self, settings: GPSettings, n_dims: int, n_trend: int) -> None:
         self.settings, self.d, self.k = settings, n_dims, n_trend
         self.model: SingleTaskGP | None = None
-        self._state: dict[str, torch.Tensor] | None = None
+        #: The fitted model's parameters (None before the first fit).
+        self.hyperparameters: Hyperparameters | None = None
         self._y_shift = 0.0
         self._y_scale = 1.0
         self._log = False
         self._ranks: tuple[np.ndarray, np.ndarray] | None = None
-        self._fits = 0
 
     # ------------------------------------------------------------ transforms
     def transform(self, y: np.ndarray) -> np.ndarray:
@@ -194,25 +208,37 @@ class GPSurrogate:
             )
 
     # ------------------------------------------------------------------- fit
-    def fit(self, X: np.ndarray, y: np.ndarray, *, seed: int = 0) -> FitReport:
-        """Fit to observations ``y`` (original units) at inputs ``X``."""
-        with torch_threads(self.settings.threads):
-            return self._fit(X, y, seed)
+    def fit(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        *,
+        seed: int = 0,
+        warm: Hyperparameters | None = None,
+        fresh: bool = True,
+    ) -> FitReport:
+        """Fit to observations ``y`` (original units) at inputs ``X``.
 
-    def _fit(self, X: np.ndarray, y: np.ndarray, seed: int) -> FitReport:
+        Args:
+            X: inputs, ``n x (d + k)``.
+            y: observed values, ``n``.
+            seed: seeds the prior draws of the fresh starts.
+            warm: hyperparameters to start from (the previous step's); they are also the
+                last resort when every start fails.
+            fresh: also start from the defaults and ``restarts`` prior draws (always
+                when there is no ``warm`` start).
+        """
+        with torch_threads(self.settings.threads):
+            return self._fit(X, y, seed, warm, fresh or warm is None)
+
+    def _fit(
+        self, X: np.ndarray, y: np.ndarray, seed: int, warm: Hyperparameters | None, fresh: bool
+    ) -> FitReport:
         t0 = time.perf_counter()
-        self._set_transform(y)
-        Xt = torch.as_tensor(X, dtype=torch.float64)
-        Yt = torch.as_tensor(self.transform(y), dtype=torch.float64).unsqueeze(-1)
-        # Warm start from the previous step alone; fresh starts (default and prior draws)
-        # on the first fit and every `fresh_every` fits, to escape a poor local optimum.
-        fresh = self._state is None or self._fits % self.settings.fresh_every == 0
-        starts: list[dict[str, torch.Tensor] | None | str] = (
-            [] if self._state is None else [self._state]
-        )
+        Xt, Yt = self._tensors(X, y)
+        starts: list[Hyperparameters | None | str] = [] if warm is None else [warm]
         if fresh:
             starts += [None] + ["prior"] * self.settings.restarts
-        self._fits += 1
         best, best_mll, fallback, error = None, -math.inf, None, None
         torch.manual_seed(seed)
         for start in starts:
@@ -234,17 +260,40 @@ class GPSurrogate:
                 type(error).__name__,
                 error,
             )
-            best, fallback = self._rescue(Xt, Yt)
-        self.model = best
-        self._state = {
-            k: v.detach().clone() for k, v in best.state_dict().items() if "train" not in k
-        }
+            best, fallback = self._rescue(Xt, Yt, warm)
+        # The model kept is the one rebuilt from the exported parameters, as
+        # restore() rebuilds it: a caller that stored them gets the same predictions.
+        self.hyperparameters = _export(best)
+        self.model = self._restored(Xt, Yt, self.hyperparameters)
         return self._report(time.perf_counter() - t0, best_mll, fallback)
+
+    def restore(self, X: np.ndarray, y: np.ndarray, hyperparameters: Hyperparameters) -> None:
+        """The model of an earlier fit to the same data, from its stored
+        :attr:`hyperparameters` (no optimisation): the same predictions as then."""
+        with torch_threads(self.settings.threads):
+            Xt, Yt = self._tensors(X, y)
+            self.hyperparameters = {k: list(v) for k, v in hyperparameters.items()}
+            self.model = self._restored(Xt, Yt, self.hyperparameters)
+
+    def _tensors(self, X: np.ndarray, y: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        """Inputs and standardised outputs as tensors (sets the output transform)."""
+        self._set_transform(y)
+        Xt = torch.as_tensor(X, dtype=torch.float64)
+        Yt = torch.as_tensor(self.transform(y), dtype=torch.float64).unsqueeze(-1)
+        return Xt, Yt
+
+    def _restored(
+        self, X: torch.Tensor, Y: torch.Tensor, hyperparameters: Hyperparameters
+    ) -> SingleTaskGP:
+        model = self._build(X, Y)
+        _load(model, hyperparameters)
+        model.eval()
+        return model
 
     def _fit_from(self, X: torch.Tensor, Y: torch.Tensor, start: Any) -> tuple[SingleTaskGP, float]:
         model = self._build(X, Y)
         if isinstance(start, dict):
-            model.load_state_dict(start, strict=False)
+            _load(model, start)
         elif start == "prior":
             sample_all_priors(model)
             if self.settings.lengthscale_max is not None:  # draws may leave the bounds
@@ -266,8 +315,10 @@ class GPSurrogate:
             raise SurrogateError("non-finite marginal likelihood")
         return model, value
 
-    def _rescue(self, X: torch.Tensor, Y: torch.Tensor) -> tuple[SingleTaskGP, str]:
-        """More jitter, then the previous hyperparameters without optimisation."""
+    def _rescue(
+        self, X: torch.Tensor, Y: torch.Tensor, warm: Hyperparameters | None
+    ) -> tuple[SingleTaskGP, str]:
+        """More jitter, then the warm start's hyperparameters without optimisation."""
         import gpytorch
 
         try:
@@ -276,11 +327,8 @@ class GPSurrogate:
             return model, "jitter"
         except Exception as exc:  # noqa: BLE001
             _log.warning("GP fit failed even with jitter (%s)", exc)
-        model = self._build(X, Y)
-        if self._state is not None:
-            model.load_state_dict(self._state, strict=False)
-            model.eval()
-            return model, "previous"
+        if warm is not None:
+            return self._restored(X, Y, warm), "previous"
         raise SurrogateError(
             "the GP could not be fitted and there is no previous model to fall back to"
         )
@@ -315,3 +363,21 @@ class GPSurrogate:
                 means.append(post.mean.squeeze(-1).numpy())
                 sds.append(post.variance.clamp_min(1e-12).sqrt().squeeze(-1).numpy())
         return np.concatenate(means), np.concatenate(sds)
+
+
+def _export(model: SingleTaskGP) -> Hyperparameters:
+    """The learned parameters of a model, by name, as Python floats (exact in JSON)."""
+    return {
+        name: [float(v) for v in p.detach().flatten().tolist()]
+        for name, p in model.named_parameters()
+    }
+
+
+def _load(model: SingleTaskGP, hyperparameters: Hyperparameters) -> None:
+    """Set a model's parameters from :func:`_export`'s values (names it lacks ignored)."""
+    params = dict(model.named_parameters())
+    with torch.no_grad():
+        for name, values in hyperparameters.items():
+            if name in params:
+                target = params[name]
+                target.copy_(torch.as_tensor(values, dtype=target.dtype).reshape(target.shape))

@@ -101,7 +101,9 @@ def test_a_worker_killed_mid_task_loses_and_duplicates_nothing(tmp_path, schedul
     marker = tmp_path / "killed"
     problem = f"{{name: '{HELPERS}:KillOnceBooth', marker: '{marker}', after: 4}}"
     result = run_comparison(
-        _config(tmp_path, problem, repetitions=2, budget=8), scheduler=scheduler
+        _config(tmp_path, problem, repetitions=2, budget=8),
+        scheduler=scheduler,
+        allow_imports=True,
     )
     assert marker.is_file()  # a worker process did die in the middle of a repetition
     assert not result.failed and len(result.outcomes) == 4
@@ -111,7 +113,9 @@ def test_a_worker_killed_mid_task_loses_and_duplicates_nothing(tmp_path, schedul
 def test_hardware_repetitions_run_one_at_a_time(tmp_path, scheduler):
     problem = f"{{name: '{HELPERS}:SlowBooth', delay_s: 0.02, hardware: true}}"
     result = run_comparison(
-        _config(tmp_path, problem, repetitions=2, budget=5), scheduler=scheduler
+        _config(tmp_path, problem, repetitions=2, budget=5),
+        scheduler=scheduler,
+        allow_imports=True,
     )
     assert not result.failed
     with Journal(tmp_path / "c.db") as journal:
@@ -127,7 +131,7 @@ def test_hardware_repetitions_run_one_at_a_time(tmp_path, scheduler):
 KILLED = """
 from gpautotune.comparison import run_comparison
 if __name__ == "__main__":
-    run_comparison({config!r}, workers=2)
+    run_comparison({config!r}, workers=2, allow_imports=True)
 """
 
 

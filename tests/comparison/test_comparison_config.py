@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from gpautotune.comparison import expand, load_comparison
-from gpautotune.config import build_problem
+from gpautotune.config import Section, build_problem
 from gpautotune.exceptions import ConfigError
 from gpautotune.storage import Journal
 from gpautotune.tuner import tune
@@ -51,7 +51,7 @@ def _write(tmp_path, text):
         (("seed: 10", "seed: 10\ncheckpoints: [2, 9]"), "checkpoint 9 exceeds the budget 5"),
         (("seed: 10", "seed: 10\nreference: GPR"), "reference 'GPR'"),
         (("repetitions: 2}", "repetitions: -1}"), "strategies.1.repetitions"),
-        (("{name: booth}", "{name: 'no.such.module:factory'}"), "cannot import"),
+        (("{name: booth}", "{name: 'no.such.module:factory'}"), "--allow-imports"),
     ],
 )
 def test_mistakes_name_their_key(tmp_path, change, message):
@@ -60,6 +60,21 @@ def test_mistakes_name_their_key(tmp_path, change, message):
     with pytest.raises(ConfigError, match=None) as info:
         load_comparison(_write(tmp_path, text))
     assert message in str(info.value)
+
+
+def test_a_factory_name_is_imported_only_on_request(tmp_path):
+    """A comparison file naming ``module:factory`` runs nothing without the opt-in (the
+    `os:system` attack of issue 19); with it, an unknown module names the import error."""
+    pwned = tmp_path / "pwned"
+    text = BASE.replace("{name: booth}", f"{{name: 'os:system', command: 'touch {pwned}'}}")
+    with pytest.raises(ConfigError, match="imported only on request: run with --allow-imports"):
+        load_comparison(_write(tmp_path, text))
+    with pytest.raises(ConfigError, match="--allow-imports"):
+        build_problem(Section(name="os:system", command=f"touch {pwned}"), factory_names=True)
+    assert not pwned.exists()
+    text = BASE.replace("{name: booth}", "{name: 'no.such.module:factory'}")
+    with pytest.raises(ConfigError, match="cannot import"):
+        load_comparison(_write(tmp_path, text), allow_imports=True)
 
 
 def test_single_problem_key_and_defaults(tmp_path):
@@ -101,8 +116,8 @@ def test_import_path_problems(tmp_path):
     text = BASE.replace(
         "{name: booth}", "{name: 'tests.comparison.faulty_problems:SlowBooth', delay_s: 0.0}"
     )
-    cfg = load_comparison(_write(tmp_path, text))
-    problem = build_problem(cfg.problems[0], factory_names=True)
+    cfg = load_comparison(_write(tmp_path, text), allow_imports=True)
+    problem = build_problem(cfg.problems[0], factory_names=True, allow_imports=True)
     assert problem.name == "slow-booth" and problem.delay_s == 0.0
 
 

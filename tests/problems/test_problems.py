@@ -96,6 +96,23 @@ def test_constrained_bits_rejects_oversized_policies():
     assert problem.space.count_valid(samples=20_000).fraction < 0.5
 
 
+def test_hidden_failure_fails_exactly_above_its_limit():
+    from gpautotune.problems.synthetic import HiddenFailureProblem
+
+    p = make_problem("hidden-failure")
+    rows = p.space.sample(400, seed=0)
+    for config in rows:
+        m = p.evaluate(config)
+        assert m.ok is (config["a"] * config["b"] <= 40), config
+    assert 0.5 < sum(c["a"] * c["b"] > 40 for c in rows) / len(rows) < 0.7
+    assert p.optimum == 1.0
+    assert p.evaluate({"a": 6, "b": 6, "c": 3, "d": 6, "e": 2, "f": 5}).value == 1.0
+    assert HiddenFailureProblem(limit=48).evaluate({**rows[0], "a": 6, "b": 8}).ok
+    assert not p.evaluate({**rows[0], "a": 6, "b": 8}).ok
+    with pytest.raises(ConfigError, match="limit must be >= 36"):
+        HiddenFailureProblem(limit=30)
+
+
 def test_make_problem_validates_names_and_options():
     assert isinstance(make_problem("booth"), BoothProblem)
     with pytest.raises(ConfigError, match="unknown problem"):

@@ -4,7 +4,12 @@ import pytest
 
 from gpautotune.exceptions import ConfigError
 from gpautotune.problems import Measurement, Problem, Status
-from gpautotune.problems.synthetic import BoothProblem, ConstrainedBitsProblem, ScreeningProblem
+from gpautotune.problems.synthetic import (
+    BoothProblem,
+    ConstrainedBitsProblem,
+    HiddenFailureProblem,
+    ScreeningProblem,
+)
 from gpautotune.space import IntRange, Space
 from gpautotune.storage import import_csv
 from gpautotune.strategies import make_strategy
@@ -100,6 +105,38 @@ def test_failed_configurations_are_never_reproposed(feasibility):
     keys = [tuple(t.config.values()) for t in result.trials]
     assert len(set(keys)) == len(keys) == 30
     assert any(not t.ok for t in result.trials)
+
+
+@pytest.mark.parametrize("failed_value", ["worst", "none"])
+def test_failed_configurations_join_the_regression_at_the_worst_value(failed_value):
+    strategy = make_strategy("gpr", FailingBooth().space, seed=1, failed_value=failed_value)
+    ok = [
+        Trial(i, {"x1": x, "x2": 2}, Measurement.success(v))
+        for i, x, v in ((0, 1, 5.0), (2, 2, 9.0))
+    ]
+    failed = Trial(1, {"x1": 3, "x2": 2}, Measurement.failure(Status.RUN_ERROR, "crash"))
+    X, y = strategy._training_data([ok[0], failed, ok[1]])
+    if failed_value == "worst":
+        assert sorted(y) == [5.0, 9.0, 9.0] and len(X) == 3
+        assert not np.allclose(X[2], X[1])  # the failed row is x1 = 3, not a copy
+    else:
+        assert sorted(y) == [5.0, 9.0] and len(X) == 2
+
+
+def test_failures_at_the_worst_value_keep_gpr_off_an_unknown_constraint():
+    # 60% of hidden-failure's configurations fail to build (a * b > 40), next to the
+    # optimum: the GP that sees failures at the worst value stops proposing them.
+    fails = {}
+    for value in ("worst", "none"):
+        result = tune(
+            HiddenFailureProblem(),
+            "gpr",
+            30,
+            seed=2,
+            strategy_options={**FAST, "failed_value": value, "feasibility": False},
+        )
+        fails[value] = sum(not t.ok for t in result.trials[12:])  # after the initial design
+    assert fails["worst"] < fails["none"]
 
 
 def test_warm_start_from_csv_uses_the_rows(tmp_path):

@@ -153,6 +153,8 @@ class CKernelProblem(KernelProblem):
         timeout_s: float = 60.0,
     ) -> None:
         super().__init__(spec, timeout_s=timeout_s)
+        if shutil.which(compiler) is None:
+            raise ConfigError(f"c-kernel: the C compiler {compiler!r} is not on PATH")
         local = [a.name for a in spec.arguments if a.is_local]
         if local:
             raise ConfigError(f"arguments {local}: local buffers exist only in OpenCL kernels")
@@ -188,6 +190,21 @@ class CKernelProblem(KernelProblem):
                     (folder / f"{i}.bin").write_bytes(np.ascontiguousarray(value).tobytes())
             self._inputs = (host, expected, folder)
         return self._inputs
+
+    def check(self) -> None:
+        """Build an empty program with the compiler and flags.
+
+        Raises:
+            ConfigError: the compiler fails on it (the first lines of its output).
+        """
+        outcome = self.runner.measure("int main(void) { return 0; }\n", [], 1)
+        if outcome.status is Status.BUILD_ERROR:
+            lines = [x for x in outcome.log.splitlines() if x.strip()]
+            s = self.settings
+            raise ConfigError(
+                f"c-kernel: {s.compiler} {' '.join(s.cflags)} cannot build a program "
+                f"({' / '.join(lines[:2])[:300]}); fix the compiler or flags"
+            )
 
     def source(self, config: Config) -> str:
         """The C program of one configuration."""

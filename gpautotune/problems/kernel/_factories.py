@@ -67,6 +67,7 @@ def opencl_kernel(
     device: str | int | None = None,
     build_options: str = "",
     timeout_s: float = 60.0,
+    startup_timeout_s: float = 300.0,
     probe_bandwidth: bool = True,
     allow_imports: bool = False,
 ) -> OpenCLKernelProblem:
@@ -98,6 +99,8 @@ def opencl_kernel(
         device: device name substring or index (``NVIDIA``, ``H100``).
         build_options: OpenCL compiler options.
         timeout_s: seconds one evaluation may take (the worker is then killed).
+        startup_timeout_s: seconds a new worker may take to start and prepare (device
+            context, arguments, answer, bandwidth probe).
         probe_bandwidth: measure the device's copy bandwidth once (a metric).
         allow_imports: the user's opt-in to ``module:function`` names (never from a file).
     """
@@ -115,6 +118,7 @@ def opencl_kernel(
         device=device,
         build_options=build_options,
         timeout_s=timeout_s,
+        startup_timeout_s=startup_timeout_s,
         probe_bandwidth=probe_bandwidth,
     )
 

@@ -167,9 +167,10 @@ class OpenCLKernelProblem(KernelProblem):
         device: str | int | None = None,
         build_options: str = "",
         timeout_s: float = 60.0,
+        startup_timeout_s: float = 300.0,
         probe_bandwidth: bool = True,
     ) -> None:
-        super().__init__(spec, timeout_s=timeout_s)
+        super().__init__(spec, timeout_s=timeout_s, startup_timeout_s=startup_timeout_s)
         self.geometry, self.build_options = geometry, build_options
         self.probe_bandwidth = bool(probe_bandwidth)
         self.device_info = usable_device(platform, device)

@@ -27,10 +27,16 @@ class KernelProblem(Problem):
 
     measures_hardware = True
 
-    def __init__(self, spec: KernelSpec, *, timeout_s: float) -> None:
-        if timeout_s <= 0:
-            raise ConfigError(f"timeout_s must be positive, got {timeout_s}")
+    def __init__(
+        self, spec: KernelSpec, *, timeout_s: float, startup_timeout_s: float = 300.0
+    ) -> None:
+        if not (timeout_s > 0 and startup_timeout_s > 0):
+            raise ConfigError(
+                f"timeouts must be positive, got timeout_s={timeout_s}, "
+                f"startup_timeout_s={startup_timeout_s}"
+            )
         self.spec, self.space, self.timeout_s = spec, spec.space, float(timeout_s)
+        self.startup_timeout_s = float(startup_timeout_s)
 
     @property
     def report_metrics(self) -> tuple[str, ...]:
@@ -92,7 +98,7 @@ class KernelProblem(Problem):
                 stacklevel=2,
             )
             return InProcessEvaluator()
-        return IsolatedEvaluator(timeout_s=self.timeout_s)
+        return IsolatedEvaluator(timeout_s=self.timeout_s, startup_timeout_s=self.startup_timeout_s)
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, **self.spec.describe()}

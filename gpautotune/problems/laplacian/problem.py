@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from gpautotune.exceptions import SpaceError
+from gpautotune.exceptions import ConfigError, SpaceError
 from gpautotune.execution import IsolatedEvaluator
 from gpautotune.measurement import Measurement, Status
 from gpautotune.problems._base import Problem
@@ -62,6 +62,8 @@ class LaplacianProblem(Problem):
         sizes: a preset (``"small"``, ``"thesis"``, ``"tiny"``) or sizes (``["640x360"]``,
             ``[[640, 360]]``).
         timeout_s: seconds one evaluation may take (used by :meth:`default_evaluator`).
+        startup_timeout_s: seconds a new worker may take to start and prepare (device
+            context, images, bandwidth probe).
         repeats: timed launches per image size (after one warm-up); the minimum counts.
         seed: seed of the random input images.
         register_rule: the register-footprint predicate of the space (``proxy``,
@@ -81,6 +83,7 @@ class LaplacianProblem(Problem):
         device: str | int | None = None,
         sizes: SizesLike = "small",
         timeout_s: float = 60.0,
+        startup_timeout_s: float = 300.0,
         repeats: int = 4,
         seed: int = 0,
         register_rule: Literal["proxy", "slides", "none"] = "proxy",
@@ -95,6 +98,12 @@ class LaplacianProblem(Problem):
             int(seed),
             register_rule,
         )
+        if not (self.timeout_s > 0 and startup_timeout_s > 0):
+            raise ConfigError(
+                f"laplacian: timeouts must be positive, got timeout_s={timeout_s}, "
+                f"startup_timeout_s={startup_timeout_s}"
+            )
+        self.startup_timeout_s = float(startup_timeout_s)
         self.device_info = usable_device(platform, device)
         self._runner: LaplacianRunner | None = None
 
@@ -138,7 +147,7 @@ class LaplacianProblem(Problem):
 
     def default_evaluator(self) -> IsolatedEvaluator:
         """A worker-process evaluator with this problem's timeout."""
-        return IsolatedEvaluator(timeout_s=self.timeout_s)
+        return IsolatedEvaluator(timeout_s=self.timeout_s, startup_timeout_s=self.startup_timeout_s)
 
     def describe(self) -> dict[str, Any]:
         d = self.device_info

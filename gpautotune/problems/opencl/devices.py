@@ -1,8 +1,11 @@
 """OpenCL platforms and devices: listing, selection by name or index, the ICD folder.
 
 Selection is by case-insensitive substring of the platform (or vendor) and device name,
-or by index. A missing runtime or device raises :class:`~gpautotune.exceptions.DeviceError`
-whose message says how to install PoCL, a CPU OpenCL that works everywhere.
+or by index. An ``OCL_ICD_VENDORS`` folder set by the user is the list of drivers: the
+PoCL that the pyopencl wheel's loader adds from its own folder is left out unless the
+folder names a PoCL driver too. A missing runtime or device raises
+:class:`~gpautotune.exceptions.DeviceError` whose message says how to install PoCL, a
+CPU OpenCL that works everywhere.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
+#: The folder :func:`register_icd` put in ``OCL_ICD_VENDORS`` in this process, if any.
+_REGISTERED_FOLDER: list[str | None] = [None]
 
 INSTALL_HINT = "install an OpenCL runtime with `pip install pyopencl pocl-binary-distribution` (PoCL, CPU OpenCL)"
 #: What to try when a device is listed but cannot compile (PoCL 3.0's LLVM 14 does not
@@ -83,9 +88,32 @@ def _platforms() -> list[cl.Platform]:
         platforms = cl.get_platforms()
     except cl.Error as exc:
         raise DeviceError(f"no OpenCL platform found ({exc}); {INSTALL_HINT}") from None
+    vendors = os.environ.get("OCL_ICD_VENDORS")
+    if vendors and vendors != _REGISTERED_FOLDER[0] and not _names_pocl(Path(vendors)):
+        # The pyopencl wheel's loader also reads its own folder, where the PoCL wheel's
+        # driver is: a folder the user chose without PoCL in it means without PoCL.
+        platforms = [p for p in platforms if "pocl" not in p.vendor.lower()]
+        where = (
+            f"OCL_ICD_VENDORS={vendors} names no usable driver (the PoCL bundled with "
+            "pyopencl counts only when an .icd file there names it)"
+        )
+    else:
+        where = INSTALL_HINT
     if not platforms:
-        raise DeviceError(f"no OpenCL platform found; {INSTALL_HINT}")
+        raise DeviceError(f"no OpenCL platform found; {where}")
     return platforms
+
+
+def _names_pocl(vendors: Path) -> bool:
+    """Whether an ICD folder (or a single ``.icd`` file) names a PoCL driver."""
+    files = [vendors] if vendors.is_file() else sorted(vendors.glob("*.icd"))
+    for icd in files:
+        try:
+            if "pocl" in icd.read_text(errors="replace").lower():
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def _devices(platform: cl.Platform) -> list[cl.Device]:
@@ -241,6 +269,6 @@ def register_icd(*libraries: str, folder: str | os.PathLike[str] | None = None) 
         (target / icd.name).write_text(icd.read_text())
     for lib in found:
         (target / f"gpautotune-{Path(lib).name.split('.so')[0]}.icd").write_text(lib + "\n")
-    os.environ["OCL_ICD_VENDORS"] = str(target)
+    os.environ["OCL_ICD_VENDORS"] = _REGISTERED_FOLDER[0] = str(target)
     _log.info("OCL_ICD_VENDORS=%s (naming %s)", target, ", ".join(found))
     return str(target)

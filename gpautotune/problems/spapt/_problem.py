@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import statistics
 import time
 import weakref
@@ -94,6 +95,15 @@ class SpaptProblem(Problem):
             raise ConfigError(f"spapt: preset must be one of {PRESETS}, got {preset!r}")
         if repetitions is not None and repetitions < 1:
             raise ConfigError(f"spapt: repetitions must be >= 1, got {repetitions}")
+        if rtol is not None and not float(rtol) >= 0:
+            raise ConfigError(f"spapt: rtol must be >= 0, got {rtol}")
+        if not (compile_timeout_s > 0 and run_timeout_s > 0):
+            raise ConfigError(
+                f"spapt: time limits must be positive, got compile_timeout_s={compile_timeout_s},"
+                f" run_timeout_s={run_timeout_s}"
+            )
+        if shutil.which(compiler) is None:
+            raise ConfigError(f"spapt: the C compiler {compiler!r} is not on PATH")
         self.kernel = get_kernel(variant)
         self.name = f"spapt/{variant}"
         self.space = self.kernel.space
@@ -161,6 +171,22 @@ class SpaptProblem(Problem):
         """The untransformed kernel: every parameter at its minimum (the problem contract's
         baseline configuration; :meth:`baseline_record` is its cached measurement)."""
         return dict(self.kernel.baseline)
+
+    def check(self) -> None:
+        """Measure the baseline (cached): a compiler that fails on it fails on everything.
+
+        Raises:
+            ConfigError: the baseline does not build or run (the first line of the log).
+        """
+        try:
+            self.baseline_record()
+        except (RuntimeError, OSError) as exc:
+            lines = [x for x in str(exc).splitlines() if x.strip()]
+            s = self.settings
+            raise ConfigError(
+                f"{self.name}: the baseline does not build or run with {s.compiler} "
+                f"{' '.join(s.cflags)} ({' / '.join(lines[:2])[:300]}); fix the compiler or flags"
+            ) from None
 
     def baseline_record(self, *, refresh: bool = False) -> BaselineRecord:
         """The baseline's measurement, made on first use and cached on disk.

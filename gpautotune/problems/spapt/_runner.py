@@ -1,10 +1,13 @@
 """Compile and run one generated program in isolated subprocesses (spec §4.1).
 
 Each measurement gets a fresh directory; the compiler and the program run in their own
-process group, killed whole when they exceed their time limit. Outcomes map to the
-statuses of the specification: compiler error -> ``build_error``; compile or run over
-its limit -> ``timeout``; exit status 1 after the validation message ->
-``wrong_result``; any other failure -> ``run_error``; otherwise ``ok`` with every
+process group, killed whole when they exceed their time limit, and die with the process
+that started them (:func:`~gpautotune.execution.parent_death_preexec`). The work
+directory is named after that process (``gpautotune-spapt-<pid>-*``): a runner removes
+the directories of processes that no longer exist (killed before they could clean up).
+Outcomes map to the statuses of the specification: compiler error -> ``build_error``;
+compile or run over its limit -> ``timeout``; exit status 1 after the validation message
+-> ``wrong_result``; any other failure -> ``run_error``; otherwise ``ok`` with every
 repetition's time.
 """
 
@@ -22,13 +25,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpautotune.execution import owned_temp_folder, parent_death_preexec
 from gpautotune.measurement import Status
 from gpautotune.problems.spapt._program import TIMER_SOURCE, VALIDATION_MARK
 
-__all__ = ["BuildSettings", "RunOutcome", "Runner"]
+__all__ = ["BuildSettings", "PREFIX", "RunOutcome", "Runner"]
 
 _log = logging.getLogger(__name__)
 _TAIL = 20_000
+#: Work directories are ``<PREFIX><pid>-*`` in the temporary folder.
+PREFIX = "gpautotune-spapt-"
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,7 @@ def _execute(
         text=True,
         errors="replace",
         start_new_session=True,
+        preexec_fn=parent_death_preexec(),
     )
     try:
         out, err = proc.communicate(timeout=timeout)
@@ -126,7 +133,7 @@ class Runner:
     @property
     def root(self) -> Path:
         if self._root is None:
-            self._root = Path(tempfile.mkdtemp(prefix="gpautotune-spapt-"))
+            self._root = owned_temp_folder(PREFIX)
         self._root.mkdir(parents=True, exist_ok=True)
         return self._root
 

@@ -96,3 +96,25 @@ def test_c_problem_describes_its_compiler(problem):
     d = problem.describe()
     assert d["name"] == "c-kernel" and d["compiler"] == "gcc" and d["cflags"] == ["-O3"]
     assert isinstance(problem, CKernelProblem) and d["kernel"] == "scale"
+
+
+def test_a_compiler_that_cannot_build_anything_is_refused_before_tuning(tmp_path):
+    """Flags the compiler rejects fail every configuration: tune() stops at check(), one
+    error naming the flags, before a run is opened."""
+    from gpautotune.exceptions import ConfigError
+    from gpautotune.tuner import tune
+
+    broken = c_kernel(
+        SOURCE,
+        "scale",
+        [{"name": "y", "zeros": "n"}, {"name": "x", "arange": "n"}, {"name": "n", "value": "n"}]
+        + [{"name": "a", "value": 0.5, "dtype": "float32"}],
+        {"factor": [2, 3], "broken": [0], "hang": [0], "crash": [0]},
+        sizes={"n": 10},
+        cflags=["-fno-such-flag"],
+    )
+    with pytest.raises(ConfigError, match="-fno-such-flag cannot build a program"):
+        tune(broken, "random", 2, storage=tmp_path / "j.db")
+    assert not (tmp_path / "j.db").exists()
+    with pytest.raises(ConfigError, match="not on PATH"):
+        c_kernel(SOURCE, "scale", [], {"factor": [2]}, compiler="no-such-cc")

@@ -189,3 +189,28 @@ def test_outputs_are_reset_before_every_check(cl_device):
     finally:
         p.close()
     assert statuses == [Status.OK] * 4
+
+
+def test_the_worker_start_up_limit_is_an_option(cl_device):
+    """``startup_timeout_s`` (device context, data, probe) can be set from a file."""
+    from gpautotune.config import Section, build_problem
+    from gpautotune.exceptions import ConfigError
+
+    options = dict(
+        source=SOURCE,
+        kernel="scale",
+        arguments=[{"name": "out", "zeros": "n"}, {"name": "x", "random": "n"}]
+        + [{"name": "n", "value": "n"}, {"name": "scratch", "local": "lmem"}],
+        tune_params={"factor": [2], "broken": [0], "hang": [0], "block_size_x": [32]}
+        | {"lmem": [16], "static_local": [64]},
+        problem_size="n",
+        sizes={"n": N},
+        platform=cl_device.platform_index,
+        device=cl_device.device_index,
+        probe_bandwidth=False,
+    )
+    section = Section(name="opencl-kernel", startup_timeout_s=12.5, **options)
+    evaluator = build_problem(section).default_evaluator()
+    assert (evaluator.startup_timeout_s, evaluator.timeout_s) == (12.5, 60.0)
+    with pytest.raises(ConfigError, match="startup_timeout_s=0"):
+        opencl_kernel(**options, startup_timeout_s=0)

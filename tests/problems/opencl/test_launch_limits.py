@@ -8,6 +8,7 @@ import pytest
 
 from gpautotune.problems import Measurement, Status
 from gpautotune.problems.opencl import REFUSED_METRIC, LaunchLimits, refused_launches
+from gpautotune.problems.opencl.launch import fatal_launch_failures
 
 LIMITS = LaunchLimits(
     work_group_size=256,
@@ -44,3 +45,20 @@ def test_refused_launches_are_counted_from_measurements_or_trials():
         refused_launches([SimpleNamespace(measurement=refused), SimpleNamespace(measurement=ok)])
         == 1
     )
+
+
+def test_the_kernels_limit_is_a_hint_where_failed_launches_are_not_fatal():
+    hint = LaunchLimits(256, 0, 4096, (1024, 1024, 64), 1024, kernel_limit_is_hard=False)
+    assert hint.refusal((32, 32)) is None  # tried: the driver may run it (NVIDIA does)
+    assert "exceeds the device's 1024" in hint.refusal((64, 32))
+    hard = LaunchLimits(256, 0, 4096, (1024, 1024, 64), 1024, kernel_limit_is_hard=True)
+    assert "exceeds the 256 this kernel allows" in hard.refusal((32, 32))
+
+
+@pytest.mark.parametrize(
+    ("platform", "fatal"),
+    [("Portable Computing Language", True), ("NVIDIA CUDA", False), ("Intel(R) OpenCL", False)],
+)
+def test_failed_launches_are_fatal_on_pocl_only(platform, fatal):
+    device = SimpleNamespace(platform=SimpleNamespace(name=platform))
+    assert fatal_launch_failures(device) is fatal

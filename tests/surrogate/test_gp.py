@@ -1,0 +1,45 @@
+"""The GP surrogate keeps no memory between fits: warm starts are arguments, and stored
+hyperparameters rebuild the very same model."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from gpautotune.surrogate import GPSettings, GPSurrogate
+
+
+def _data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 4))  # 3 kernel inputs, 1 trend feature
+    y = np.exp(X[:, 0] - 2 * X[:, 1] + 0.1 * rng.standard_normal(n))
+    return X, y
+
+
+def test_restored_hyperparameters_give_the_fitted_model_exactly() -> None:
+    X, y = _data(12)
+    fitted = GPSurrogate(GPSettings(restarts=0), 3, 1)
+    fitted.fit(X, y, seed=3)
+    stored = json.loads(json.dumps(fitted.hyperparameters))  # as the journal keeps them
+    restored = GPSurrogate(GPSettings(restarts=0), 3, 1)
+    restored.restore(X, y, stored)
+    grid, _ = _data(50, seed=1)
+    for a, b in zip(fitted.predict(grid), restored.predict(grid), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_warm_start_is_an_argument_not_a_memory() -> None:
+    """Fitting from stored hyperparameters in a new surrogate gives what the surrogate
+    that made them gives: nothing else carries over from one fit to the next."""
+    X, y = _data(10)
+    first = GPSurrogate(GPSettings(restarts=0), 3, 1)
+    first.fit(X[:8], y[:8], seed=1)
+    warm = json.loads(json.dumps(first.hyperparameters))
+    first.fit(X, y, seed=2, warm=warm, fresh=False)
+    other = GPSurrogate(GPSettings(restarts=0), 3, 1)
+    other.fit(X, y, seed=2, warm=warm, fresh=False)
+    assert first.hyperparameters == other.hyperparameters
+    cold = GPSurrogate(GPSettings(restarts=0), 3, 1)
+    cold.fit(X, y, seed=2)
+    assert cold.hyperparameters != other.hyperparameters  # the start matters, so it is tested
