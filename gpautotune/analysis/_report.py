@@ -211,6 +211,11 @@ def _summary_md(s: pd.DataFrame, slowdown: bool) -> str:
     return _md_table(header, rows)
 
 
+def _difference(r: dict) -> str:
+    """A difference with its interval: ``diff [low, high]``."""
+    return f"{_f(r['diff'])} [{_f(r['diff_ci_low'])}, {_f(r['diff_ci_high'])}]"
+
+
 def _peers_md(d: pd.DataFrame) -> str:
     header = ["ours", "best peer", "budget", "mean", "peer mean", "pairs"]
     header += ["difference [95% CI]", "test", "p", "verdict"]
@@ -222,7 +227,7 @@ def _peers_md(d: pd.DataFrame) -> str:
             _f(r["mean"]),
             _f(r["peer_mean"]),
             str(r["pairs"]),
-            f"{_f(r['diff'])} [{_f(r['diff_ci_low'])}, {_f(r['diff_ci_high'])}]",
+            _difference(r),
             r["test"],
             _p(r["p_value"]),
             r["verdict"],
@@ -254,7 +259,7 @@ def _pairwise_md(d: pd.DataFrame) -> str:
             str(r["n"]),
             _f(r["mean"]),
             _f(r["mean_ref"]),
-            f"{_f(r['diff'])} [{_f(r['diff_ci_low'])}, {_f(r['diff_ci_high'])}]",
+            _difference(r),
             f"{r['relative_diff']:+.2%}" if np.isfinite(r["relative_diff"]) else "-",
             r["test"],
             _p(r["p_value"]),
