@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TORCH  := torch==2.13.0
 
-.PHONY: demo test lint bench clean venv
+.PHONY: demo test docs lint bench clean venv
 
 venv: $(STAMP)
 
@@ -24,8 +24,13 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
+# the user guide, benchmark pages and API reference (mkdocs.yml), built into site/;
+# strict: a broken link or a docstring griffe cannot read fails the build
+docs: $(STAMP)
+	$(BIN)/python -m mkdocs build --strict --site-dir site
+
 lint: $(STAMP)
 	$(BIN)/ruff check gpautotune tests benchmarks
 
 clean:
-	rm -rf $(VENV) results .pytest_cache
+	rm -rf $(VENV) results site .pytest_cache

@@ -177,6 +177,9 @@ def surrogate_indices(
 ) -> SobolResult:
     """Sobol indices of a fitted GP, with intervals over ``paths`` posterior functions.
 
+    ``domain``, ``n``, ``bootstrap``, ``confidence``, ``second_order``, ``seed`` and
+    ``real_levels`` are as in :func:`sobol_indices`.
+
     Args:
         gp: a fitted :class:`GPSurrogate`.
         features: index matrix -> GP inputs (``GPRStrategy.features``).
@@ -188,8 +191,6 @@ def surrogate_indices(
         hyperparameters: ``laplace`` draws every path's kernel hyperparameters from a
             Laplace approximation of their posterior; ``fitted`` keeps the fitted ones.
         mean_function: also report the indices of the posterior mean (``*_mean_fn``).
-        domain, n, bootstrap, confidence, second_order, seed, real_levels: as in
-            :func:`sobol_indices`.
     """
     if isinstance(paths, bool) or not isinstance(paths, int) or paths < 1:
         raise ConfigError(f"paths (GP posterior sample paths) must be >= 1, got {paths!r}")

@@ -84,9 +84,9 @@ class GPRSettings(StrategySettings):
             or from the last escape), one step (all of its ``q`` picks) is an *escape*: it
             picks by LCB with ``stall_kappa`` instead of the acquisition, as Kernel Tuner's
             ``multi`` acquisition switches functions when one stops improving. ``None``:
-            never. The default 7 was measured on the Laplacian replay (docs/benchmarks.md).
+            never. The default 7 was measured on the Laplacian replay (docs/benchmarks/gpr.md).
         stall_kappa: the escape step's ``mean - stall_kappa * sd`` weight (a bold 10 left
-            the Laplacian's 1.21 basin where 3 led into it; docs/benchmarks.md).
+            the Laplacian's 1.21 basin where 3 led into it; docs/benchmarks/gpr.md).
         escape: where the escape step looks: ``rotate`` (default), the unmeasured valid
             configurations that differ from the best one in a single parameter (any
             level: a pattern-search poll), restricted to the parameters polled least

@@ -19,7 +19,13 @@ __all__ = ["AnnealingSettings", "SimulatedAnnealing"]
 
 @strategy_settings
 class AnnealingSettings(StrategySettings):
-    """Options of :class:`SimulatedAnnealing`."""
+    """Options of :class:`SimulatedAnnealing`.
+
+    Attributes:
+        temperature: initial temperature ``T_0``.
+        cooling: geometric cooling factor per step, in (0, 1].
+        radius: neighbourhood radius in levels.
+    """
 
     temperature: PositiveFloat = 1.0
     cooling: Annotated[float, Field(gt=0, le=1)] = 0.95
@@ -38,10 +44,7 @@ class SimulatedAnnealing(StepwiseStrategy):
     ``k`` steps. When every neighbour of the current point has been generated, or a start
     fails, the search restarts from a new random point with ``T`` reset to ``T_0``.
 
-    Args:
-        temperature: initial temperature ``T_0``.
-        cooling: geometric cooling factor per step, in (0, 1].
-        radius: neighbourhood radius in levels.
+    The options are the fields of :class:`AnnealingSettings`.
     """
 
     Settings = AnnealingSettings

@@ -20,7 +20,27 @@ __all__ = ["DLMT", "DLMTSettings"]
 
 @strategy_settings
 class DLMTSettings(FactorFixingSettings):
-    """Options of :class:`DLMT`."""
+    """Options of :class:`DLMT`.
+
+    Attributes:
+        formula: the initial model (see ``build_basis``).
+        significance: p-value threshold for fixing a factor (0.05 Laplacian, 0.01 SPAPT).
+        designs: explicit design sizes per step (later steps use ``design_factor``).
+        design_factor: design size per model column.
+        transform: ``"auto"``, ``"boxcox"`` or ``"none"``.
+        max_steps: stop after this many designs (None: no limit).
+        fix: per step, a formula whose parameters are fixed at that step whatever their
+            p-values (the seeds' automated Laplacian runs fixed ``vector_length + lws_y``,
+            then ``y_component_number + threads_number``, ``elements_number`` and
+            ``load_overlap + temporary_size``); later steps use ``significance``.
+        augment: extra designs tried in a slice where no factor is significant.
+        max_fix: fix at most this many factors per step, the most significant first
+            (None: every significant one).
+        restarts: random starts of the Fedorov exchange.
+        candidates: size of the candidate set for the design (a uniform subset of the
+            slice's valid configurations) and of the prediction sample in slices too
+            large to enumerate (enumerable slices are scored entirely).
+    """
 
     candidates: PositiveInt = 5_000
     significance: Annotated[float, Field(gt=0, lt=1)] = 0.05
@@ -55,24 +75,7 @@ class DLMT(FactorFixing):
     the number of model columns (intercept included, collinear terms left out): with
     the Laplacian model of seed 003 (eq. 11.2) that is 24, 18, 10, 6.
 
-    Args:
-        formula: the initial model (see ``build_basis``).
-        significance: p-value threshold for fixing a factor (0.05 Laplacian, 0.01 SPAPT).
-        designs: explicit design sizes per step (later steps use ``design_factor``).
-        design_factor: design size per model column.
-        transform: ``"auto"``, ``"boxcox"`` or ``"none"``.
-        max_steps: stop after this many designs (None: no limit).
-        fix: per step, a formula whose parameters are fixed at that step whatever their
-            p-values (the seeds' automated Laplacian runs fixed ``vector_length + lws_y``,
-            then ``y_component_number + threads_number``, ``elements_number`` and
-            ``load_overlap + temporary_size``); later steps use ``significance``.
-        augment: extra designs tried in a slice where no factor is significant.
-        max_fix: fix at most this many factors per step, the most significant first
-            (None: every significant one).
-        restarts: random starts of the Fedorov exchange.
-        candidates: size of the candidate set for the design (a uniform subset of the
-            slice's valid configurations) and of the prediction sample in slices too
-            large to enumerate (enumerable slices are scored entirely).
+    The options are the fields of :class:`DLMTSettings`.
     """
 
     Settings = DLMTSettings

@@ -20,7 +20,14 @@ _TRIES = 50
 
 @strategy_settings
 class GeneticSettings(StrategySettings):
-    """Options of :class:`GeneticAlgorithm`."""
+    """Options of :class:`GeneticAlgorithm`.
+
+    Attributes:
+        population: members per generation.
+        mutation: per-gene mutation probability.
+        elitism: best members copied unchanged into the next generation.
+        twin_removal: breed again children that duplicate a known configuration.
+    """
 
     population: Annotated[int, Field(ge=2)] = 20
     mutation: Annotated[float, Field(ge=0, le=1)] = 0.1
@@ -53,11 +60,7 @@ class GeneticAlgorithm(StepwiseStrategy):
     valid configuration takes the child's place. Generations go on until the budget is
     spent. Real parameters mutate to a uniform position.
 
-    Args:
-        population: members per generation.
-        mutation: per-gene mutation probability.
-        elitism: best members copied unchanged into the next generation.
-        twin_removal: breed again children that duplicate a known configuration.
+    The options are the fields of :class:`GeneticSettings`.
     """
 
     Settings = GeneticSettings

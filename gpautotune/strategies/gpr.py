@@ -14,7 +14,7 @@ The seeds' method (seed 003 §4.2, figure 13.4), on BoTorch/GPyTorch:
    large kappa over the one-parameter moves of the best configuration (a pattern-search
    poll), the parameters taken in turn. With it (and the Laplacian space's model inputs),
    all 200 Laplacian replay runs end within 0.6% of the optimum at 120 evaluations
-   (docs/benchmarks.md).
+   (docs/benchmarks/gpr.md).
 
 Failed configurations are never proposed again; they join the regression at the worst
 value measured (``failed_value``), and a feasibility classifier multiplies EI by the

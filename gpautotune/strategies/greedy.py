@@ -18,7 +18,11 @@ __all__ = ["GreedySearch", "GreedySettings"]
 
 @strategy_settings
 class GreedySettings(StrategySettings):
-    """Options of :class:`GreedySearch` and of greedy search with restarts."""
+    """Options of :class:`GreedySearch` and of greedy search with restarts.
+
+    Attributes:
+        radius: neighbourhood radius in levels.
+    """
 
     radius: PositiveInt = 1
 
@@ -33,8 +37,7 @@ class GreedySearch(StepwiseStrategy):
     usually well before the budget is spent (22 points on average in the seeds). A start
     that fails to evaluate is replaced by another random start.
 
-    Args:
-        radius: neighbourhood radius in levels.
+    The options are the fields of :class:`GreedySettings`.
     """
 
     #: Whether a local optimum triggers a new random start (GSR) instead of stopping.

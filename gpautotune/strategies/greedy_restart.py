@@ -14,8 +14,7 @@ class GreedyRestart(GreedySearch):
     optimum, until the budget is spent (seed 000 §6, GSR). Starts are never points the
     search has already generated.
 
-    Args:
-        radius: neighbourhood radius in levels.
+    The options are the fields of :class:`~gpautotune.strategies.greedy.GreedySettings`.
     """
 
     restart = True

@@ -22,7 +22,11 @@ _MAX_RAW = 1 << 21
 
 @strategy_settings
 class LHSSettings(StrategySettings):
-    """Options of :class:`LatinHypercube`."""
+    """Options of :class:`LatinHypercube`.
+
+    Attributes:
+        samples: the expected number of valid, distinct points of the design.
+    """
 
     samples: PositiveInt = 100
 
@@ -41,8 +45,7 @@ class LatinHypercube(StepwiseStrategy):
     ``samples`` (the budget caps it): the seeds' LHS measured 98.9 points on average
     (at most 125, its budget).
 
-    Args:
-        samples: the expected number of valid, distinct points of the design.
+    The options are the fields of :class:`LHSSettings`.
     """
 
     Settings = LHSSettings

@@ -26,7 +26,16 @@ def _fix_rule(value: Any) -> int | str:
 
 @strategy_settings
 class LMSettings(FactorFixingSettings):
-    """Options of :class:`LinearModelSearch` (and, with ``quantile``, of qr)."""
+    """Options of :class:`LinearModelSearch` (and, with ``quantile``, of qr).
+
+    Attributes:
+        formula: the model for integer ``fix`` entries (see ``build_basis``).
+        samples: points measured at each step.
+        fix: per step, how many factors to fix, or the formula whose factors to fix.
+        enumerate_last: after the schedule, measure the whole slice when it has at most
+            this many unmeasured valid configurations.
+        candidates: sample size for predictions in slices too large to enumerate.
+    """
 
     samples: tuple[PositiveInt, ...] = (50, 40, 20, 5)
     fix: tuple[Annotated[int | str, PlainValidator(_fix_rule)], ...] = (2, 1, 1, 1)
@@ -65,13 +74,7 @@ class LinearModelSearch(FactorFixing):
     left): pass ``fix=("vector_length + lws_y", "y_component_number", "elements_number",
     "threads_number + 1/threads_number")`` to replay it exactly.
 
-    Args:
-        formula: the model for integer ``fix`` entries (see ``build_basis``).
-        samples: points measured at each step.
-        fix: per step, how many factors to fix, or the formula whose factors to fix.
-        enumerate_last: after the schedule, measure the whole slice when it has at most
-            this many unmeasured valid configurations.
-        candidates: sample size for predictions in slices too large to enumerate.
+    The options are the fields of :class:`LMSettings`.
     """
 
     Settings = LMSettings

@@ -16,7 +16,12 @@ __all__ = ["QRSettings", "QuantileRegressionSearch"]
 
 @strategy_settings
 class QRSettings(LMSettings):
-    """Options of :class:`QuantileRegressionSearch`: lm's and the quantile."""
+    """Options of :class:`QuantileRegressionSearch`: those of :class:`LMSettings` and the
+    quantile.
+
+    Attributes:
+        quantile: the regression quantile ``tau`` in (0, 1).
+    """
 
     quantile: Annotated[float, Field(gt=0, lt=1)] = 0.05
 
@@ -29,9 +34,7 @@ class QuantileRegressionSearch(LinearModelSearch):
     by Wald tests of the quantile fit; when its covariance cannot be estimated (small
     samples at extreme quantiles), by the least-squares F-test on the same data.
 
-    Args:
-        quantile: the regression quantile ``tau`` in (0, 1).
-        formula, samples, fix, enumerate_last, candidates: as for ``lm``.
+    The options are the fields of :class:`QRSettings`.
     """
 
     Settings = QRSettings

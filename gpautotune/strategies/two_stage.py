@@ -23,7 +23,16 @@ Model = Literal["mlp", "gp"]
 
 @strategy_settings
 class TwoStageSettings(StrategySettings):
-    """Options of :class:`TwoStage`."""
+    """Options of :class:`TwoStage`.
+
+    Attributes:
+        samples: size of the random training sample.
+        threshold: the probability ``T`` below which the second stage stops.
+        model: ``"mlp"`` (bagged networks) or ``"gp"`` (bagged Gaussian processes).
+        ensemble: number of folds and of models.
+        hidden: neurons of the hidden layer (``mlp``).
+        candidates: sample of the valid set ranked in stage 2 when it cannot be enumerated.
+    """
 
     samples: Annotated[int, Field(ge=3)] = 60
     threshold: Annotated[float, Field(gt=0, lt=1)] = 0.1
@@ -50,13 +59,7 @@ class TwoStage(StepwiseStrategy):
     running estimate of ``s^2``. The search stops at the first candidate below the
     threshold (or when the budget is spent).
 
-    Args:
-        samples: size of the random training sample.
-        threshold: the probability ``T`` below which the second stage stops.
-        model: ``"mlp"`` (bagged networks) or ``"gp"`` (bagged Gaussian processes).
-        ensemble: number of folds and of models.
-        hidden: neurons of the hidden layer (``mlp``).
-        candidates: sample of the valid set ranked in stage 2 when it cannot be enumerated.
+    The options are the fields of :class:`TwoStageSettings`.
     """
 
     Settings = TwoStageSettings

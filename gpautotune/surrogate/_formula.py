@@ -109,7 +109,7 @@ def build_basis(formula: str, space: Space, inputs: Collection[str] = ()) -> Bas
     ``x`` factors (a GP trend over its model inputs); the ``linear`` and ``quadratic``
     shortcuts cover the parameters only (on the Laplacian replay, adding the derived
     ``x_component_number`` to the linear trend made more runs stall: see
-    docs/benchmarks.md, GPR ablation).
+    docs/benchmarks/gpr.md, "The model inputs, without escapes").
 
     Raises:
         ConfigError: the formula does not parse, names an unknown parameter (the message

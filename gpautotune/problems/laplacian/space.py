@@ -81,6 +81,6 @@ def laplacian_space(
         # y_component_number apart and stalls in the 1.21 basin. The share of vector lanes
         # doing work: without it, x = 1 looks slow after vector_length 2 measured there
         # (2.1x at 6/6 for half-empty vectors) and runs stay in the 1.15 basin of 12/6
-        # (docs/benchmarks.md, "Vector fill and rotating escapes").
+        # (docs/benchmarks/gpr.md, "What each part of the default contributes").
         model_inputs=("x_component_number", "vector_fill"),
     )
