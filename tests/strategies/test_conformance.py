@@ -4,6 +4,9 @@ Parametrised over :func:`available_strategies`, so a newly registered strategy i
 checked without editing this file: only valid configurations, never one twice, never
 more than the budget, the same trials for the same seed (also across a resume),
 failures tolerated, on a small enumerable space and on the 54-factor constrained one.
+The peers' adapters (Optuna, Kernel Tuner, SMAC3) have their own suite,
+``test_peers.py``: Kernel Tuner enumerates its space (no 54-factor space) and their
+start-up costs call for smaller budgets.
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ import pytest
 from gpautotune.problems import ConstrainedBitsProblem, Measurement, Problem, Status
 from gpautotune.space import Boolean, IntRange, Space
 from gpautotune.strategies import available_strategies
+from gpautotune.strategies.peers import is_peer
 from gpautotune.tuner import tune
 
-STRATEGIES = available_strategies()
+STRATEGIES = [name for name in available_strategies() if not is_peer(name)]
 
 #: Smaller settings for strategies whose defaults are sized for real budgets (speed only).
 FAST: dict[str, dict[str, Any]] = {
