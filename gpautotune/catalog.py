@@ -153,7 +153,12 @@ def _problem(name: str) -> Entry:
 
 
 def _strategy(name: str) -> Entry:
-    cls = strategy_class(name)
+    from gpautotune.exceptions import MissingExtraError
+
+    try:
+        cls = strategy_class(name)
+    except MissingExtraError as exc:  # a peer without its extra: listed, saying so
+        return Entry("strategy", name, str(exc).removeprefix(f"strategy {name!r} "), ())
     docs = _option_docs(*inspect.getmro(cls.Settings), cls)  # presets inherit their docs
     return Entry("strategy", name, _summary(cls), _options(cls.Settings.parameters(), docs))
 

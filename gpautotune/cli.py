@@ -532,6 +532,12 @@ def compare(
     only: Annotated[
         list[str] | None, typer.Option(help="run only the strategies with this label (repeatable)")
     ] = None,
+    problem: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="run only the problems of this name or family, e.g. gemm for gemm/* (repeatable)"
+        ),
+    ] = None,
     allow_imports: AllowImports = False,
 ) -> None:
     """Run (or resume) a repeated comparison on Dask, then write its report."""
@@ -551,6 +557,7 @@ def compare(
             progress=on_progress,
             only=only or None,
             storage=db,
+            problems_only=problem or None,
             allow_imports=allow_imports,
         )
     console.print(

@@ -19,6 +19,8 @@ __all__ = [
     "StorageError",
     "BudgetError",
     "DeviceError",
+    "MissingExtraError",
+    "PeerError",
     "EvaluationError",
     "format_validation_error",
 ]
@@ -54,6 +56,14 @@ class BudgetError(GPAutotuneError, ValueError):
 
 class DeviceError(GPAutotuneError, RuntimeError):
     """No usable compute device (no OpenCL runtime, no matching platform or device)."""
+
+
+class MissingExtraError(GPAutotuneError, ImportError):
+    """An optional package is not installed; the message names the extra to install."""
+
+
+class PeerError(GPAutotuneError, RuntimeError):
+    """A peer tuner (Optuna, Kernel Tuner, SMAC3) failed inside its own code."""
 
 
 class EvaluationError(GPAutotuneError, RuntimeError):

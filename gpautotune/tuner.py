@@ -192,6 +192,7 @@ class TuningRun:
             raise ConfigError("strategy_options only apply to a strategy given by name")
         self.strategy = strategy
         self.budget = budget
+        strategy.plan(budget)
         self._owns_journal = not isinstance(storage, Journal)
         self.journal = _journal(storage)
         spec = run_spec(target, strategy, seed=seed, label=label, problem_name=problem_name)
@@ -280,13 +281,15 @@ class TuningRun:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
-        """Finish the run unless the block raised; close a journal opened by path."""
+        """Finish the run unless the block raised; release what the strategy holds (a
+        peer's thread or files) and close a journal opened by path."""
         try:
             if kind is None:
                 self.finish()
             else:
                 self.release()
         finally:
+            self.strategy.close()
             if self._owns_journal and self.journal.path != ":memory:":
                 self.journal.close()
 
@@ -561,6 +564,7 @@ def tune(
     )
     with contextlib.ExitStack() as stack:
         stack.callback(run.release)  # however the run ends (a retried task resumes it)
+        stack.callback(run.strategy.close)
         told = _after_each_trial(stack, run, callback, progress)
         if parallel:
             from gpautotune.parallel import tune_on_dask

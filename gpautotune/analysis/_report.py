@@ -5,6 +5,7 @@ Files written into the output folder::
     summary.csv      per problem, strategy, checkpoint (see gpautotune.analysis._summary)
     pairwise.csv     each strategy against the reference, per checkpoint
     curves.csv       mean best-so-far, 95% band, random expectation, score, per budget
+    peers.csv        gpr against the best peer, paired over seeds (comparisons with peers)
     report.md        the tables in Markdown, with the figures
     <problem>-histogram.png, <problem>-best-so-far.png, <problem>-score.png
 """
@@ -67,7 +68,9 @@ def write_files(report: ComparisonReport, out_dir: str | os.PathLike[str]) -> li
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for name in ("summary", "pairwise", "curves"):
+    for name in ("summary", "pairwise", "curves", "peers"):
+        if name == "peers" and report.peers.empty:
+            continue
         path = out / f"{name}.csv"
         getattr(report, name).to_csv(path, index=False)
         written.append(path)
@@ -179,6 +182,10 @@ def _summary_md(s: pd.DataFrame, slowdown: bool) -> str:
         "used max",
         "best found at (mean)",
         "score",
+        "failed",
+        "refused",
+        "duplicates",
+        "wall s/run",
     ]
     rows = [
         [
@@ -194,8 +201,38 @@ def _summary_md(s: pd.DataFrame, slowdown: bool) -> str:
             _f(r["used_max"]),
             _f(r["best_at_mean"]),
             _f(r["score"]),
+            _f(r.get("failed_mean", math.nan)),
+            _f(r.get("refused_mean", math.nan)),
+            _f(r.get("duplicates_mean", math.nan)),
+            _f(r.get("wall_s_mean", math.nan)),
         ]
         for r in s.to_dict("records")
+    ]
+    return _md_table(header, rows)
+
+
+def _difference(r: dict) -> str:
+    """A difference with its interval: ``diff [low, high]``."""
+    return f"{_f(r['diff'])} [{_f(r['diff_ci_low'])}, {_f(r['diff_ci_high'])}]"
+
+
+def _peers_md(d: pd.DataFrame) -> str:
+    header = ["ours", "best peer", "budget", "mean", "peer mean", "pairs"]
+    header += ["difference [95% CI]", "test", "p", "verdict"]
+    rows = [
+        [
+            r["strategy"],
+            r["peer"],
+            str(r["budget"]),
+            _f(r["mean"]),
+            _f(r["peer_mean"]),
+            str(r["pairs"]),
+            _difference(r),
+            r["test"],
+            _p(r["p_value"]),
+            r["verdict"],
+        ]
+        for r in d.to_dict("records")
     ]
     return _md_table(header, rows)
 
@@ -222,7 +259,7 @@ def _pairwise_md(d: pd.DataFrame) -> str:
             str(r["n"]),
             _f(r["mean"]),
             _f(r["mean_ref"]),
-            f"{_f(r['diff'])} [{_f(r['diff_ci_low'])}, {_f(r['diff_ci_high'])}]",
+            _difference(r),
             f"{r['relative_diff']:+.2%}" if np.isfinite(r["relative_diff"]) else "-",
             r["test"],
             _p(r["p_value"]),
@@ -294,6 +331,14 @@ def markdown(report: ComparisonReport, figures: dict[str, list[str]] | None = No
                 f"of {report.practical:.0%}.",
                 "",
                 _pairwise_md(d),
+                "",
+            ]
+        peers = report.peers[report.peers["problem"] == problem] if not report.peers.empty else None
+        if peers is not None and not peers.empty:
+            parts += [
+                "### Against the best peer (lowest mean at each budget; paired by seed)",
+                "",
+                _peers_md(peers),
                 "",
             ]
         sc = scores[scores["problem"] == problem]

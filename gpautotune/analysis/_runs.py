@@ -4,6 +4,10 @@ A run's best-so-far curve ``c[b-1]`` is the lowest ok value among its first ``b`
 budget-counting trials (NaN while none has succeeded). A run that stopped before its
 budget (the strategy had nothing more to propose) keeps its final best up to the budget;
 budgets beyond a run's own are unobserved (NaN). Only finished runs are analysed.
+
+Alongside, per run and budget: the failed evaluations spent, and the peers' counters
+of proposals refused as invalid and duplicates answered (from the trials' ``info``,
+NaN for strategies that keep none); and per run its wall time.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from gpautotune.analysis._stats import Difference, compare_paired, compare_samples
 from gpautotune.storage import Journal
 
 __all__ = ["Group", "RunTable", "load_runs"]
@@ -37,6 +42,10 @@ class Group:
         best_at: 1-based position of each repetition's best trial (0 if none succeeded).
         seeds: each repetition's seed.
         budgets: each repetition's budget.
+        failed: failed evaluations within the first ``b`` trials, shape as ``curves``.
+        refused: proposals refused as invalid before trial ``b`` (peers; NaN otherwise).
+        duplicates: duplicate proposals answered before trial ``b`` (peers; NaN otherwise).
+        wall_s: each repetition's wall time (finished minus started).
     """
 
     problem: str
@@ -47,6 +56,10 @@ class Group:
     best_at: np.ndarray
     seeds: np.ndarray
     budgets: np.ndarray
+    failed: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))
+    refused: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))
+    duplicates: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))
+    wall_s: np.ndarray = field(default_factory=lambda: np.empty(0))
 
     @property
     def repetitions(self) -> int:
@@ -62,6 +75,36 @@ class Group:
             return np.empty(0)
         column = self.curves[:, budget - 1]
         return column[~np.isnan(column)]
+
+    def by_seed(self, budget: int) -> dict[int, float]:
+        """Seed -> best value at ``budget`` of the seeded repetitions that reached it."""
+        if budget > self.horizon:
+            return {}
+        column = self.curves[:, budget - 1]
+        return {
+            int(seed): float(v)
+            for seed, v in zip(self.seeds, column, strict=True)
+            if seed is not None and np.isfinite(seed) and np.isfinite(v)
+        }
+
+    def against(self, ref: Group, budget: int, scale: float = 1.0) -> Difference:
+        """This group's best values at ``budget`` (times ``scale``) against ``ref``'s:
+        paired (Wilcoxon) over the seeds both ran when at least two, else unpaired."""
+        mine, theirs = self.by_seed(budget), ref.by_seed(budget)
+        shared = sorted(set(mine) & set(theirs))
+        if len(shared) >= 2:
+            x = np.array([mine[k] for k in shared]) * scale
+            y = np.array([theirs[k] for k in shared]) * scale
+            return compare_paired(x, y)
+        return compare_samples(self.at(budget) * scale, ref.at(budget) * scale)
+
+    def count_at(self, what: str, budget: int) -> np.ndarray:
+        """``failed``, ``refused`` or ``duplicates`` at ``budget`` of the repetitions that
+        reached it (NaN where the strategy keeps no such counter)."""
+        table = getattr(self, what)
+        if table.ndim != 2 or budget > table.shape[1]:
+            return np.empty(0)
+        return table[self.budgets >= budget, budget - 1]
 
 
 @dataclass(frozen=True)
@@ -124,6 +167,26 @@ def _curve(values: np.ndarray, horizon: int, budget: int) -> tuple[np.ndarray, i
     return curve, best_at
 
 
+def _held(values: np.ndarray, horizon: int) -> np.ndarray:
+    """Values per budget 1..horizon, the last one held after the run ends (NaN if none)."""
+    out = np.full(horizon, np.nan)
+    n = min(len(values), horizon)
+    out[:n] = values[:n]
+    if 0 < n < horizon:
+        out[n:] = values[n - 1]
+    return out
+
+
+def _counts(sub: pd.DataFrame, horizon: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One run's failed evaluations, refusals and duplicates per budget."""
+    failed = np.cumsum(sub["status"].to_numpy() != "ok").astype(float)
+    return (
+        _held(failed, horizon),
+        _held(sub["refused"].to_numpy(dtype=float), horizon),
+        _held(sub["duplicates"].to_numpy(dtype=float), horizon),
+    )
+
+
 def _ordered(groups: list[Group], labels: list[str]) -> list[Group]:
     """Groups by problem (first appearance), then in the comparison's strategy order
     (labels it does not list after, in order of appearance)."""
@@ -146,9 +209,8 @@ def load_runs(path: str | os.PathLike[str]) -> RunTable:
     names = _problem_names(runs)
     finished = runs[runs["status"] == "finished"]
     trials.loc[trials["status"] != "ok", "value"] = np.nan
-    by_run = {
-        rid: sub["value"].to_numpy(dtype=float) for rid, sub in trials.groupby("run_id", sort=False)
-    }
+    grouped = dict(list(trials.groupby("run_id", sort=False)))
+    by_run = {rid: sub["value"].to_numpy(dtype=float) for rid, sub in grouped.items()}
     groups = []
     finished = finished.assign(
         group=finished["label"].fillna(finished["strategy"]),
@@ -164,6 +226,11 @@ def load_runs(path: str | os.PathLike[str]) -> RunTable:
             for rid, b in zip(sub["id"], sub["budget"], strict=True)
         ]
         pairs = [_curve(v, horizon, int(b)) for v, b in zip(values, sub["budget"], strict=True)]
+        empty = trials.iloc[:0]
+        counts = [
+            _counts(grouped.get(rid, empty).iloc[: int(b)], horizon)
+            for rid, b in zip(sub["id"], sub["budget"], strict=True)
+        ]
         groups.append(
             Group(
                 problem=display,
@@ -174,6 +241,10 @@ def load_runs(path: str | os.PathLike[str]) -> RunTable:
                 best_at=np.array([b for _, b in pairs]),
                 seeds=sub["seed"].to_numpy(),
                 budgets=sub["budget"].to_numpy(),
+                failed=np.vstack([c[0] for c in counts]),
+                refused=np.vstack([c[1] for c in counts]),
+                duplicates=np.vstack([c[2] for c in counts]),
+                wall_s=sub["wall_s"].to_numpy(dtype=float),
             )
         )
     groups = _ordered(groups, list(report_settings.get("labels") or []))

@@ -15,7 +15,10 @@ tables (pandas):
   tested against the reference at that checkpoint), ``P(better)`` and a verdict that
   separates statistically from practically better;
 * ``curves`` — per problem, strategy and budget 1..B: mean best-so-far, its 95% band, the
-  random-search expectation and the score (problems with a known optimum).
+  random-search expectation and the score (problems with a known optimum);
+* ``peers`` — where a comparison holds peer strategies and ``gpr``: per problem and
+  checkpoint, the best peer and ``gpr`` against it, paired over the shared seeds
+  (:mod:`gpautotune.analysis._peers`).
 
 A comparison records its checkpoints, reference and report folder in its journal
 (:meth:`~gpautotune.storage.Journal.report_settings`); :func:`analyse` uses them unless
@@ -34,11 +37,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from gpautotune.analysis._peers import peer_comparison
 from gpautotune.analysis._runs import Group, ProblemInfo, RunTable, load_runs
 from gpautotune.analysis._stats import (
-    Difference,
-    compare_paired,
-    compare_samples,
     describe,
     holm,
     mean_band,
@@ -79,6 +80,7 @@ class ComparisonReport:
     curves: pd.DataFrame
     baselines: dict[str, RandomBaseline] = field(default_factory=dict)
     practical: float = 0.01
+    peers: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def problems(self) -> list[str]:
@@ -172,6 +174,7 @@ def _summary_rows(
             for key in ("mean", "median", "min", "max", "ci_low", "ci_high"):
                 row[f"slowdown_{key}"] = getattr(sd, key) if sd is not None else math.nan
             best_at = _best_at(g, b) if b <= g.horizon else np.empty(0)
+            row.update(_accounting(g, b))
             row.update(
                 used_mean=float(np.mean(used)),
                 used_max=float(np.max(used)),
@@ -184,27 +187,19 @@ def _summary_rows(
     return rows
 
 
-def _by_seed(g: Group, b: int) -> dict[int, float]:
-    """Seed -> best value at ``b`` of the repetitions that reached it (seeded ones)."""
-    if b > g.horizon:
-        return {}
-    column = g.curves[:, b - 1]
+def _nanmean(values: np.ndarray) -> float:
+    finite = values[np.isfinite(values)]
+    return float(finite.mean()) if len(finite) else math.nan
+
+
+def _accounting(g: Group, b: int) -> dict[str, float]:
+    """Mean failed evaluations, refusals and duplicates at ``b``, and wall time per run."""
     return {
-        int(seed): float(v)
-        for seed, v in zip(g.seeds, column, strict=True)
-        if seed is not None and np.isfinite(seed) and np.isfinite(v)
+        "failed_mean": _nanmean(g.count_at("failed", b)),
+        "refused_mean": _nanmean(g.count_at("refused", b)),
+        "duplicates_mean": _nanmean(g.count_at("duplicates", b)),
+        "wall_s_mean": _nanmean(g.wall_s),
     }
-
-
-def _difference(g: Group, ref: Group, b: int, scale: float) -> Difference:
-    """Paired (Wilcoxon) over the seeds both ran, when at least two; else unpaired."""
-    mine, theirs = _by_seed(g, b), _by_seed(ref, b)
-    shared = sorted(set(mine) & set(theirs))
-    if len(shared) >= 2:
-        x = np.array([mine[k] for k in shared]) * scale
-        y = np.array([theirs[k] for k in shared]) * scale
-        return compare_paired(x, y)
-    return compare_samples(g.at(b) * scale, ref.at(b) * scale)
 
 
 def _pairwise_rows(
@@ -219,7 +214,7 @@ def _pairwise_rows(
     others = [g for g in groups if g.label != reference]
     rows = []
     for b in checkpoints:
-        family = holm([_difference(g, ref, b, scale or 1.0) for g in others])
+        family = holm([g.against(ref, b, scale or 1.0) for g in others])
         for g, d in zip(others, family, strict=True):
             rows.append(
                 {
@@ -321,7 +316,7 @@ def analyse(
     stored = runs.settings
     reference = reference or stored.get("reference")
     checkpoints = checkpoints or stored.get("checkpoints")
-    summary, pairwise, curves = [], [], []
+    summary, pairwise, curves, peers = [], [], [], []
     chosen, refs, baselines = {}, {}, {}
     for problem in dict.fromkeys(g.problem for g in runs.groups):
         groups = runs.of(problem)
@@ -338,6 +333,9 @@ def analyse(
         pairwise += _pairwise_rows(
             problem, groups, refs[problem], chosen[problem], _scale(info), practical
         )
+        table = peer_comparison(groups, chosen[problem], _scale(info))
+        if not table.empty:
+            peers.append(table.assign(problem=problem))
     return ComparisonReport(
         runs,
         chosen,
@@ -347,6 +345,7 @@ def analyse(
         pd.DataFrame(curves),
         baselines,
         practical,
+        pd.concat(peers, ignore_index=True) if peers else pd.DataFrame(),
     )
 
 

@@ -32,12 +32,14 @@ __all__ = [
     "pending_repetitions",
     "run_comparison",
     "run_repetition",
+    "select_problems",
 ]
 
 _LAZY = {
     "ComparisonResult": "gpautotune.comparison._run",
     "pending_repetitions": "gpautotune.comparison._run",
     "run_comparison": "gpautotune.comparison._run",
+    "select_problems": "gpautotune.comparison._run",
     "RepetitionOutcome": "gpautotune.comparison._dask",
     "dask_client": "gpautotune.comparison._dask",
     "run_repetition": "gpautotune.comparison._dask",

@@ -24,11 +24,17 @@ from gpautotune.comparison._config import (
 )
 from gpautotune.comparison._dask import RepetitionOutcome, dask_client, run_repetition, task_options
 from gpautotune.config import build_problem
-from gpautotune.exceptions import StorageError
+from gpautotune.exceptions import ConfigError, StorageError
 from gpautotune.problems import Problem
 from gpautotune.storage import Journal, journal_path
 
-__all__ = ["ComparisonResult", "ProgressCallback", "run_comparison", "pending_repetitions"]
+__all__ = [
+    "ComparisonResult",
+    "ProgressCallback",
+    "run_comparison",
+    "pending_repetitions",
+    "select_problems",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -42,7 +48,7 @@ class ComparisonResult:
     """What :func:`run_comparison` did.
 
     Attributes:
-        config: the comparison (strategies restricted to those selected).
+        config: the comparison (strategies and problems restricted to those selected).
         storage: the journal holding every repetition.
         total: repetitions in the comparison.
         skipped: repetitions already finished in the journal (not run again).
@@ -90,6 +96,30 @@ def _catalog(config: ComparisonConfig, problems: Sequence[Problem]) -> None:
             )
 
 
+def select_problems(
+    config: ComparisonConfig, problems: Sequence[Problem], names: Sequence[str] | None
+) -> tuple[ComparisonConfig, list[Problem]]:
+    """Only the problems called one of ``names``, or of one of those families (``gemm``
+    keeps ``gemm/RTX_3090``); all when ``names`` is empty.
+
+    Raises:
+        ConfigError: a name matches no problem of the comparison (listing them).
+    """
+    if not names:
+        return config, list(problems)
+
+    def matches(name: str, problem: Problem) -> bool:
+        return problem.name == name or problem.name.startswith(f"{name}/")
+
+    unmatched = [n for n in names if not any(matches(n, p) for p in problems)]
+    if unmatched:
+        known = [p.name for p in problems]
+        raise ConfigError(f"no problem called {unmatched}; the comparison has {known}")
+    keep = [i for i, p in enumerate(problems) if any(matches(n, p) for n in names)]
+    sections = [config.problems[i] for i in keep]
+    return config.model_copy(update={"problems": sections}), [problems[i] for i in keep]
+
+
 def pending_repetitions(
     config: ComparisonConfig, problems: Sequence[Problem], *, allow_imports: bool = False
 ) -> tuple[list[Repetition], int]:
@@ -109,6 +139,7 @@ def run_comparison(
     progress: ProgressCallback | None = None,
     only: Sequence[str] | None = None,
     storage: str | os.PathLike[str] | None = None,
+    problems_only: Sequence[str] | None = None,
     allow_imports: bool = False,
 ) -> ComparisonResult:
     """Run (or resume) the comparison of ``config_path`` on Dask.
@@ -121,6 +152,8 @@ def run_comparison(
         progress: called before the first task and after each (see :data:`ProgressCallback`).
         only: run only the strategies with these labels.
         storage: a journal path replacing the file's ``storage``.
+        problems_only: run only these problems (names or families, see
+            :func:`select_problems`).
         allow_imports: the user's opt-in to the Python code the file names (problems
             named ``package.module:factory``, ``module:function`` options).
 
@@ -139,6 +172,7 @@ def run_comparison(
     problems = [
         build_problem(s, factory_names=True, allow_imports=allow_imports) for s in config.problems
     ]
+    config, problems = select_problems(config, problems, problems_only)
     _catalog(config, problems)
     pending, skipped = pending_repetitions(config, problems, allow_imports=allow_imports)
     total = len(pending) + skipped

@@ -240,6 +240,20 @@ class Space:
             mask &= constraint.mask(cols)
         return mask
 
+    def constraint_inputs(self, constraint: Constraint) -> tuple[str, ...] | None:
+        """The parameters a constraint depends on, through derived quantities too, in
+        parameter order; None when a callable hides them."""
+        pending, seen = [constraint.names], set()
+        while pending:
+            names = pending.pop()
+            if names is None:
+                return None
+            for name in names - seen:
+                seen.add(name)
+                if name in self._derived:
+                    pending.append(self._derived[name].names)
+        return tuple(n for n in self._names if n in seen)
+
     def violated(self, config: Mapping[str, Any]) -> list[str]:
         """The constraints a configuration violates (empty when valid)."""
         cols = self.columns(self.to_index([config]))

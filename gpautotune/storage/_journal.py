@@ -497,23 +497,29 @@ class Journal:
     # ----------------------------------------------------------- run tables
     def run_table(self) -> pd.DataFrame:
         """One row per run: ``id, problem, problem_settings`` (stored JSON), ``strategy,
-        seed, budget, status, label``, in id order."""
+        seed, budget, status, label, wall_s`` (finished minus started, NaN while
+        unfinished), in id order."""
         import pandas as pd
 
         return pd.read_sql_query(
-            "SELECT id, problem, problem_settings, strategy, seed, budget, status, label"
-            " FROM runs ORDER BY id",
+            "SELECT id, problem, problem_settings, strategy, seed, budget, status, label,"
+            " finished_at - started_at AS wall_s FROM runs ORDER BY id",
             self._conn,
         )
 
     def trial_values(self, origin: Origin | None = Origin.TUNER) -> pd.DataFrame:
         """One row per trial of every run (of ``origin``; every trial when None):
-        ``run_id, number, status, value``, in run and number order."""
+        ``run_id, number, status, value`` and a peer's running totals ``refused,
+        duplicates`` (its trials' ``info``; NaN for other strategies), in run and number
+        order."""
         import pandas as pd
 
         where, args = ("WHERE origin=?", (origin.value,)) if origin else ("", ())
         return pd.read_sql_query(
-            f"SELECT run_id, number, status, value FROM trials {where} ORDER BY run_id, number",
+            "SELECT run_id, number, status, value,"
+            " json_extract(info, '$.invalid_refused') AS refused,"
+            " json_extract(info, '$.duplicates') AS duplicates"
+            f" FROM trials {where} ORDER BY run_id, number",
             self._conn,
             params=args,
         )

@@ -112,6 +112,13 @@ class Strategy(ABC):
         """The strategy's options (stored with the run; part of its identity)."""
         return self.options.key()
 
+    def plan(self, budget: int | None) -> None:
+        """Hook: the run's budget, given once before the first :meth:`ask` (strategies
+        that size their own loop by it, such as the peers, override it)."""
+
+    def close(self) -> None:
+        """Hook: release what the strategy holds (threads, files) when its run ends."""
+
     # ---------------------------------------------------------- subclasses
     @abstractmethod
     def _propose(self, n: int) -> list[Proposal]:

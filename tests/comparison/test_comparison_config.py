@@ -171,3 +171,24 @@ def test_shipped_table_11_3_comparison_validates():
         "LHS": 125,
         "DLMT": 125,
     }
+
+
+def test_problems_are_selected_by_name_or_family(tmp_path):
+    from gpautotune.comparison import select_problems
+
+    problems_yaml = (
+        "problems:\n  - {name: booth}\n"
+        "  - {name: kt-cache, path: kt-caches/pnpoly/RTX_3090.json.gz}\n"
+        "  - {name: kt-cache, path: kt-caches/gemm/RTX_3090.json.gz}"
+    )
+    cfg = load_comparison(
+        _write(tmp_path, BASE.replace("problems: [{name: booth}]", problems_yaml))
+    )
+    built = [build_problem(p, factory_names=True) for p in cfg.problems]
+    assert [p.name for p in built] == ["booth", "pnpoly/RTX_3090", "gemm/RTX_3090"]
+    chosen, problems = select_problems(cfg, built, ["booth", "gemm"])
+    assert [p.name for p in problems] == ["booth", "gemm/RTX_3090"]
+    assert [s.options.get("path") for s in chosen.problems] == [None, built[2].path]
+    assert select_problems(cfg, built, None)[0] is cfg
+    with pytest.raises(ConfigError, match=r"no problem called \['gem'\]"):
+        select_problems(cfg, built, ["gem"])

@@ -5,6 +5,9 @@ checked without editing this file: only valid configurations, never one twice, n
 more than the budget, the same trials for the same seed (also across a resume, and for
 an asynchronous run across a kill with evaluations in flight), failures tolerated, on a
 small enumerable space and on the 54-factor constrained one.
+The peers' adapters (Optuna, Kernel Tuner, SMAC3) have their own suite,
+``test_peers.py``: Kernel Tuner enumerates its space (no 54-factor space) and their
+start-up costs call for smaller budgets.
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ from gpautotune.problems import ConstrainedBitsProblem, Measurement, Problem, St
 from gpautotune.space import Boolean, IntRange, Space
 from gpautotune.storage import Journal
 from gpautotune.strategies import available_strategies, make_strategy
+from gpautotune.strategies.peers import is_peer
 from gpautotune.tuner import TuningRun, tune
 
-STRATEGIES = available_strategies()
+STRATEGIES = [name for name in available_strategies() if not is_peer(name)]
 
 #: Smaller settings for strategies whose defaults are sized for real budgets (speed only).
 FAST: dict[str, dict[str, Any]] = {
