@@ -7,13 +7,13 @@ a fresh strategy, nothing stored is measured again, and the budget counts every 
 evaluation, failures included (warm-start trials are data, not budget).
 
 A resumed run continues as the uninterrupted one would have: strategies propose from the
-trials told alone, and a batch (``ask(n)``, ``n > 1``) records where it was asked
-(``batch: [trials before it, n]`` in its trials' info), so a run killed in the middle of
-a batch asks that batch again from the same trials and measures what is left of it
-before asking anew. An asynchronous run (:mod:`gpautotune.parallel`) records each
-configuration as running when it is dispatched instead: a resumed run measures the ones
-in flight again, once each, with their proposal info, and asks the strategy for the
-rest with those as pending.
+trials told (and the proposals still pending) alone, and a batch (``ask(n)``, ``n > 1``)
+records where it was asked (``batch: [trials before it, n]`` in its trials' info), so a
+run killed in the middle of a batch asks that batch again from the same trials and
+measures what is left of it before asking anew. An asynchronous run
+(:mod:`gpautotune.parallel`) records each configuration as running when it is dispatched
+instead: a resumed run measures the ones in flight again, once each, with their proposal
+info, and asks the strategy for the rest with those as pending.
 """
 
 from __future__ import annotations
