@@ -1,13 +1,16 @@
 """GPR overhead: ask() time against the number of observations, and peak memory.
 
 Run: .venv/bin/python benchmarks/gpr_overhead.py [--sizes 50 120 250 500 1000] [--asks 3]
+     .venv/bin/python benchmarks/gpr_overhead.py --kt-cache kt-caches/gemm/RTX_3090.json.gz \
+         --sizes 120 250 500 1000 --bits-sizes
 
 For each size N, a GPR strategy is told N measured trials (a constrained Sobol sample of
 the problem, evaluated) and then asked for one configuration ``--asks`` times (each ask
 measures the candidate it proposes, so the model grows by one); the median wall time of
 those asks is reported (the first includes the fresh multi-start fit). Laplacian: K40c
 replay, exhaustive pool of ~23,000 configurations; 54 factors: ConstrainedBitsProblem,
-non-enumerable pool (sample + neighbourhoods + backlog).
+non-enumerable pool (sample + neighbourhoods + backlog); ``--kt-cache PATH``: a Kernel
+Tuner cache instead of the Laplacian (gemm's 17,956 configurations is the largest shared).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import statistics
 import time
 
 from gpautotune.problems import ConstrainedBitsProblem, laplacian_replay
+from gpautotune.problems.kt_cache import kt_cache_problem
 from gpautotune.strategies import make_strategy
 from gpautotune.tuner import TuningRun
 
@@ -42,13 +46,19 @@ def time_asks(problem, n_obs: int, asks: int, seed: int = 0) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 120, 250, 500, 1000])
-    parser.add_argument("--bits-sizes", type=int, nargs="+", default=[64, 245])
+    parser.add_argument("--bits-sizes", type=int, nargs="*", default=[64, 245])
+    parser.add_argument("--kt-cache", help="a Kernel Tuner cache replayed instead of the K40c")
     parser.add_argument("--asks", type=int, default=3)
     args = parser.parse_args()
     print("| problem | observations | median ask() s | min | max |")
     print("|---|---|---|---|---|")
+    first = (
+        (f"{args.kt_cache} (exhaustive pool)", kt_cache_problem(args.kt_cache))
+        if args.kt_cache
+        else ("laplacian (exhaustive pool)", laplacian_replay())
+    )
     for label, problem, sizes in (
-        ("laplacian (exhaustive pool)", laplacian_replay(), args.sizes),
+        (*first, args.sizes),
         ("54-factor constrained bits", ConstrainedBitsProblem(), args.bits_sizes),
     ):
         for n in sizes:
