@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -34,6 +35,10 @@ AllowImports = Annotated[
         "--allow-imports", help="let the file import the Python code it names (module:function)"
     ),
 ]
+DaskScheduler = Annotated[
+    str | None, typer.Option(help="a running Dask scheduler, tcp://HOST:PORT")
+]
+DaskWorkers = Annotated[int | None, typer.Option(help="local Dask worker processes")]
 Overrides = Annotated[
     list[str] | None,
     typer.Option(
@@ -128,8 +133,20 @@ def tune(
     ] = True,
     allow_imports: AllowImports = False,
     set_: Overrides = None,
+    workers: DaskWorkers = None,
+    scheduler: DaskScheduler = None,
+    devices: Annotated[
+        str | None,
+        typer.Option(
+            help="one local worker per OpenCL device: PLATFORM:DEVICE,... (nvidia:0,nvidia:1)"
+        ),
+    ] = None,
 ) -> None:
-    """Tune the problem of CONFIG; re-running the same command resumes it."""
+    """Tune the problem of CONFIG; re-running the same command resumes it.
+
+    With --workers, --devices or --scheduler, evaluations run asynchronously on Dask:
+    one per worker, the strategy asked for the next configuration as each one finishes.
+    """
     from gpautotune.config import build_problem, build_strategy, load_config, warm_start_trials
     from gpautotune.tuner import tune as run_tune
 
@@ -146,7 +163,12 @@ def tune(
         f"[bold]{problem.name}[/] with [bold]{strategy.name}[/], budget {cfg.budget}, "
         f"seed {cfg.seed}{named}, journal {storage}"
     )
-    with ProgressBar("tuning", cfg.budget, console=console) as bar:
+    with (
+        _cluster(workers, scheduler, devices) as client,
+        ProgressBar("tuning", cfg.budget, console=console) as bar,
+    ):
+        if client is not None:
+            console.print(f"evaluating on the Dask workers of {client.scheduler.address}")
         bar.update(0, status=best_text(None))
 
         def on_trial(trial: Any, run: Any) -> None:
@@ -163,10 +185,41 @@ def tune(
             callback=on_trial,
             label=cfg.label,
             load_if_exists=resume,
+            client=client,
         )
         bar.update(result.used)
     _summary(problem, result)
     _baseline_speedup(problem, result)
+
+
+def _cluster(
+    workers: int | None, scheduler: str | None, devices: str | None
+) -> AbstractContextManager[Any]:
+    """A Dask client when the command asks for workers, else None (sequential tuning)."""
+    if workers is None and scheduler is None and not devices:
+        return nullcontext(None)
+    from gpautotune.parallel import dask_client
+
+    selectors = [d.strip() for d in devices.split(",") if d.strip()] if devices else None
+    return dask_client(scheduler, workers, devices=selectors)
+
+
+def _spread(trials: list[Any]) -> None:
+    """Trials per Dask worker and per device (OpenCL problems), for parallel runs."""
+    from collections import Counter
+
+    workers = Counter(str(t.info["worker"]) for t in trials if "worker" in t.info)
+    if not workers:
+        return
+    devices = Counter(
+        " ".join(str(m[k]) for k in ("device", "device_index", "pci_bus") if k in m)
+        for m in (t.measurement.metrics for t in trials)
+        if "device" in m
+    )
+    for what, counts in (("worker", workers), ("device", devices)):
+        if counts:
+            listing = ", ".join(f"{k}: {n}" for k, n in sorted(counts.items()))
+            console.print(f"trials per {what}: {listing}", highlight=False)
 
 
 def _check_name(storage: str, problem: Any, strategy: Any, seed: Any, label: Any) -> None:
@@ -224,6 +277,7 @@ def _summary(problem: Any, result: Any) -> None:
         + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
         + (f" ({refused} refused before launch)" if refused else "")
     )
+    _spread(counted)
     best = result.best
     if best is None:
         failed = [t for t in counted if t.measurement.error]
@@ -465,10 +519,8 @@ def compare(
     config: Annotated[
         Path, typer.Argument(help="comparison YAML (problems x strategies x repetitions)")
     ],
-    scheduler: Annotated[
-        str | None, typer.Option(help="a running Dask scheduler, tcp://HOST:PORT")
-    ] = None,
-    workers: Annotated[int | None, typer.Option(help="local Dask worker processes")] = None,
+    scheduler: DaskScheduler = None,
+    workers: DaskWorkers = None,
     db: Annotated[str | None, typer.Option(help="journal replacing the file's storage")] = None,
     out: Annotated[
         Path | None,

@@ -7,10 +7,13 @@ a fresh strategy, nothing stored is measured again, and the budget counts every 
 evaluation, failures included (warm-start trials are data, not budget).
 
 A resumed run continues as the uninterrupted one would have: strategies propose from the
-trials told alone, and a batch (``ask(n)``, ``n > 1``) records where it was asked
-(``batch: [trials before it, n]`` in its trials' info), so a run killed in the middle of
-a batch asks that batch again from the same trials and measures what is left of it
-before asking anew.
+trials told (and the proposals still pending) alone, and a batch (``ask(n)``, ``n > 1``)
+records where it was asked (``batch: [trials before it, n]`` in its trials' info), so a
+run killed in the middle of a batch asks that batch again from the same trials and
+measures what is left of it before asking anew. An asynchronous run
+(:mod:`gpautotune.parallel`) records each configuration as running when it is dispatched
+instead: a resumed run measures the ones in flight again, once each, with their proposal
+info, and asks the strategy for the rest with those as pending.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from gpautotune.measurement import Measurement
 from gpautotune.problems import Problem
 from gpautotune.problems.function import Objective, as_problem
 from gpautotune.space import Config, Space
-from gpautotune.storage import Journal, RunRecord, RunSpec, trials_frame
+from gpautotune.storage import Journal, RunningTrial, RunRecord, RunSpec, trials_frame
 from gpautotune.strategies import Proposal, Strategy, make_strategy
 from gpautotune.trial import Origin, Trial
 
@@ -208,12 +211,36 @@ class TuningRun:
             self._store_warm_start(warm_start)
         self._measured = {self.strategy._key(t.config) for t in self.trials}
         self._pending: dict[Any, Proposal] = {}
-        #: Proposals of a batch interrupted by a kill, measured before anything new.
+        #: Proposals of a batch interrupted by a kill, or in flight on workers when the
+        #: run stopped (:attr:`recovered`), measured before anything new.
         self._queued: list[Proposal] = []
+        self._running: dict[Any, int] = {}  # key -> id of its running record
         self._finished = False
         if self.trials:
             _log.info("run %d: resuming with %d stored trials", self.run_id, len(self.trials))
             self._resume(self.trials)
+        #: The running records of evaluations in flight when the run stopped (asynchronous
+        #: runs): :meth:`ask` hands their configurations out first, with their info.
+        self.recovered = self._recover()
+
+    def _recover(self) -> list[RunningTrial]:
+        """Queue the configurations the journal records as running and not measured."""
+        recovered = []
+        for record in self.journal.running(self.run_id):
+            key = self.strategy._key(record.config)
+            if key in self._measured or key in self._running:
+                continue
+            self._running[key] = record.id
+            if key not in self._pending:  # else: a proposal of an interrupted batch too
+                proposal = Proposal(dict(record.config), dict(record.info))
+                self._pending[key] = proposal
+                self._queued.append(proposal)
+            recovered.append(record)
+        if recovered:
+            _log.info(
+                "run %d: %d evaluations in flight to measure again", self.run_id, len(recovered)
+            )
+        return recovered
 
     def _resume(self, trials: Sequence[Trial]) -> None:
         """Tell the stored trials; the proposals of an unfinished last batch are asked
@@ -284,22 +311,47 @@ class TuningRun:
     def best(self) -> Trial | None:
         return best_trial(self.trials)
 
-    def ask(self, n: int = 1) -> list[Config]:
-        """Up to ``n`` configurations to evaluate (never more than the budget left).
+    def ask(self, n: int = 1, *, record_running: bool = False) -> list[Config]:
+        """Up to ``n`` configurations to evaluate (never more than the budget left, the
+        configurations asked and not told yet included).
 
-        An empty list with nothing pending means the strategy has nothing more to
-        propose: the run is then finished."""
+        The proposals of an interrupted batch, and the configurations in flight when the
+        run stopped (:attr:`recovered`), come first: alone (the strategy is asked again
+        once they are told, as in the uninterrupted run), or, with ``record_running``,
+        followed by the strategy's, which is given every configuration not told yet as
+        pending. An empty list with nothing pending means the strategy has nothing more to
+        propose: the run is then finished.
+
+        Args:
+            n: how many.
+            record_running: record each configuration in the journal as running before
+                returning it (asynchronous loops, with evaluations in flight between asks),
+                so that a run killed while it is evaluated measures it again when resumed,
+                once. Such asks are not batches: their proposals carry no ``batch`` record.
+        """
         if self.remaining is not None:  # pending proposals not yet handed out do not count
             n = min(n, self.remaining - len(self._pending) + len(self._queued))
         if n <= 0:
             return []
-        if self._queued:  # an interrupted batch first, alone
-            out, self._queued = self._queued[:n], self._queued[n:]
+        out, self._queued = self._queued[:n], self._queued[n:]
+        if out and not record_running:  # an interrupted batch first, alone
             return [dict(p.config) for p in out]
-        out = []
-        start = len(self.trials)
-        for proposal in self.strategy.ask(n):
-            if n > 1:
+        out += self._ask_strategy(n - len(out), batch=not record_running)
+        if record_running:
+            self._record_running(out)
+        if not out and not self._pending:
+            _log.info("strategy %s has nothing more to propose", self.strategy.name)
+            self.finish()
+        return [dict(p.config) for p in out]
+
+    def _ask_strategy(self, n: int, *, batch: bool) -> list[Proposal]:
+        """The strategy's next ``n`` proposals, given the ones not told yet as pending;
+        a ``batch`` of several records where it was asked."""
+        if n <= 0:
+            return []
+        out, start = [], len(self.trials)
+        for proposal in self.strategy.ask(n, pending=list(self._pending.values())):
+            if batch and n > 1:
                 proposal = Proposal(proposal.config, {**proposal.info, "batch": [start, n]})
             key = self.strategy._key(proposal.config)
             if key in self._measured or key in self._pending:
@@ -308,11 +360,16 @@ class TuningRun:
                 )
                 continue
             self._pending[key] = proposal
-            out.append(dict(proposal.config))
-        if not out and not self._pending:
-            _log.info("strategy %s has nothing more to propose", self.strategy.name)
-            self.finish()
+            out.append(proposal)
         return out
+
+    def _record_running(self, proposals: Sequence[Proposal]) -> None:
+        """Record the proposals without a running record as running, in one transaction."""
+        new = [(self.strategy._key(p.config), p) for p in proposals]
+        new = [(k, p) for k, p in new if k not in self._running]
+        if new:
+            ids = self.journal.add_running(self.run_id, [(p.config, p.info) for _, p in new])
+            self._running.update(zip((k for k, _ in new), ids, strict=True))
 
     def tell(
         self,
@@ -321,9 +378,13 @@ class TuningRun:
         *,
         started_at: float | None = None,
         duration_s: float = 0.0,
+        info: Mapping[str, Any] | None = None,
     ) -> Trial:
         """Store one result, then tell the strategy. A number means an ok measurement
         (NaN or an infinity a ``run_error``); the last one of the budget finishes the run.
+        ``info`` is added to the trial's info (e.g. the worker that measured it); a
+        configuration recorded as running stops being so in the transaction that stores
+        its trial.
 
         Raises:
             SpaceError: ``config`` is not a configuration of the space (unknown or
@@ -348,15 +409,19 @@ class TuningRun:
             number=len(self.trials),
             config=config,
             measurement=measurement,
-            info=dict(proposal.info) if proposal else {"source": "user"},
+            info={**(dict(proposal.info) if proposal else {"source": "user"}), **(info or {})},
             started_at=time.time() if started_at is None else started_at,
             duration_s=duration_s,
         )
-        try:
-            self.journal.add_trial(self.run_id, trial)  # durable before the strategy hears of it
+        running = self._running.get(key)
+        try:  # durable (and no longer running) before the strategy hears of it
+            self.journal.add_trials(
+                self.run_id, [trial], completes=() if running is None else [running]
+            )
         except StorageError as exc:
             value = measurement.value if measurement.ok else measurement.status.value
             raise type(exc)(f"{exc} (not stored: {dict(config)} -> {value})") from None
+        self._running.pop(key, None)
         self.trials.append(trial)
         self._measured.add(key)
         _log_trial(self, trial)
@@ -367,8 +432,9 @@ class TuningRun:
 
     def finish(self) -> None:
         """Mark the run finished in the journal (reports analyse finished runs only) and
-        give up its ownership."""
+        give up its ownership; running records left (beyond a lowered budget) are dropped."""
         if not self._finished:
+            self.journal.clear_running(self.run_id)
             self.journal.finish_run(self.run_id)
             self._finished = True
         self.release()
@@ -442,11 +508,16 @@ def tune(
     label: str | None = None,
     load_if_exists: bool = True,
     progress: bool = False,
+    workers: int | None = None,
+    client: Any = None,
 ) -> TuneResult:
     """Minimise ``problem`` with ``strategy`` for ``budget`` evaluations.
 
     Re-running with the same problem, strategy, seed and storage resumes the stored run.
     ``callback(trial, run)`` is called after each stored trial (progress bars, logging).
+    With ``workers`` (a local Dask cluster of that many processes) or ``client`` (a
+    ``distributed.Client``), evaluations run asynchronously on Dask, one per worker slot
+    (:mod:`gpautotune.parallel`); each worker uses the problem's default evaluator.
 
     Args:
         problem: a :class:`Problem`, or a function ``f(config) -> float`` with ``space``.
@@ -463,12 +534,21 @@ def tune(
         label: the run's name (see :class:`TuningRun`).
         load_if_exists: resume a stored run (True) or raise :class:`StorageError`.
         progress: draw a progress bar on standard error.
+        workers: evaluate on a local Dask cluster of this many worker processes.
+        client: evaluate on the workers of this ``distributed.Client``.
 
     Raises:
         EvaluationError: the first evaluations all raised the same exception.
+        ConfigError: ``evaluator`` or ``batch_size`` with ``workers`` or ``client``.
     """
     if batch_size < 1:
         raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
+    parallel = workers is not None or client is not None
+    if parallel and (evaluator is not None or batch_size != 1):
+        raise ConfigError(
+            "evaluator and batch_size apply to sequential tuning; with workers, each worker"
+            " evaluates one configuration at a time with the problem's default evaluator"
+        )
     problem = as_problem(problem, space)
     problem.check()  # a set-up that cannot measure anything fails here, not trial by trial
     run = TuningRun(
@@ -482,25 +562,50 @@ def tune(
         label=label,
         load_if_exists=load_if_exists,
     )
-    evaluator = evaluator or problem.default_evaluator()
     with contextlib.ExitStack() as stack:
         stack.callback(run.release)  # however the run ends (a retried task resumes it)
-        stack.callback(evaluator.close)
         stack.callback(run.strategy.close)
-        if progress:
-            callback = _with_bar(stack, run, callback)
-        while not run.finished:
-            configs = run.ask(min(batch_size, run.remaining))
-            for config in configs:
-                ev = evaluator(problem, config)
-                trial = run.tell(
-                    config, ev.measurement, started_at=ev.started_at, duration_s=ev.duration_s
-                )
-                _check_first_crashes(run)
-                if callback is not None:
-                    callback(trial, run)
+        told = _after_each_trial(stack, run, callback, progress)
+        if parallel:
+            from gpautotune.parallel import tune_on_dask
+
+            tune_on_dask(run, problem, workers=workers, client=client, callback=told)
+        else:
+            evaluator = evaluator or problem.default_evaluator()
+            stack.callback(evaluator.close)
+            while not run.finished:
+                for config in run.ask(min(batch_size, run.remaining)):
+                    ev = evaluator(problem, config)
+                    told(
+                        run.tell(
+                            config,
+                            ev.measurement,
+                            started_at=ev.started_at,
+                            duration_s=ev.duration_s,
+                        ),
+                        run,
+                    )
         run.finish()
     return TuneResult(run.run_id, list(run.trials), budget, run.journal.path)
+
+
+def _after_each_trial(
+    stack: contextlib.ExitStack,
+    run: TuningRun,
+    callback: Callable[[Trial, TuningRun], None] | None,
+    progress: bool,
+) -> Callable[[Trial, TuningRun], None]:
+    """What :func:`tune` does once a trial is stored: stop on repeated first crashes,
+    then move the progress bar (entered on ``stack``) and call ``callback``."""
+    if progress:
+        callback = _with_bar(stack, run, callback)
+
+    def told(trial: Trial, r: TuningRun) -> None:
+        _check_first_crashes(r)
+        if callback is not None:
+            callback(trial, r)
+
+    return told
 
 
 def _with_bar(

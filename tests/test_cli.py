@@ -127,3 +127,27 @@ def test_tuning_files_name_registered_problems_only(tmp_path):
     assert result.exit_code == 2 and "unknown problem 'tests.test_cli:booth_with_baseline'" in (
         " ".join(result.output.split())
     )
+
+
+@pytest.mark.slow
+def test_tune_on_local_dask_workers(booth_yaml, tmp_path):
+    result = runner.invoke(app, ["tune", str(booth_yaml), "--workers", "2"])
+    assert result.exit_code == 0, result.output
+    assert "12 evaluations" in result.output and "trials per worker" in result.output
+    trials = Journal(tmp_path / "b.db").trials(1)
+    assert len({t.info["worker"] for t in trials}) == 2
+    assert len({tuple(t.config.values()) for t in trials}) == 12
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--workers", "0"], "workers must be >= 1"),
+        (["--workers", "3", "--devices", "pocl:0,pocl:0"], "3 workers for 2 devices"),
+        (["--scheduler", "tcp://127.0.0.1:1", "--devices", "0"], "when the workers of"),
+    ],
+)
+def test_bad_worker_options_exit_2_with_one_line(booth_yaml, options, message):
+    result = runner.invoke(app, ["tune", str(booth_yaml), *options])
+    assert result.exit_code == 2 and message in result.output
+    assert "Traceback" not in result.output

@@ -26,6 +26,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("acquisition", "sensitivity", "storage"),
     ("problems",),
     ("strategies",),
+    ("parallel",),  # the asynchronous loop and its Dask workers (below the tuner)
     ("tuner",),
     (
         "config",

@@ -6,9 +6,8 @@ makes the task idempotent: a task rerun after its worker died reopens the same r
 key), resumes from the trials already committed and measures only what is missing, so
 every trial is stored exactly once.
 
-By default the cluster is a ``LocalCluster`` on this machine: one single-threaded worker
-process per core (``OMP_NUM_THREADS=1`` in each, Dask's default), non-daemonic so that
-problems may start their own worker processes (the isolated OpenCL evaluator does).
+By default the cluster is a ``LocalCluster`` on this machine
+(:func:`gpautotune.parallel.dask_client`): one single-threaded worker process per core.
 """
 
 from __future__ import annotations
@@ -18,17 +17,16 @@ import os
 import pickle
 import socket
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, nullcontext
+from collections.abc import Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-import dask
-from distributed import Client, LocalCluster, Semaphore
+from distributed import Semaphore
 
 from gpautotune.comparison._config import Repetition
 from gpautotune.config import build_problem, build_strategy
-from gpautotune.exceptions import GPAutotuneError
+from gpautotune.parallel import dask_client
 from gpautotune.problems import Problem
 from gpautotune.storage import Journal
 
@@ -67,45 +65,6 @@ class RepetitionOutcome:
     @property
     def ok(self) -> bool:
         return self.error is None
-
-
-@contextmanager
-def dask_client(scheduler: str | None = None, workers: int | None = None) -> Iterator[Client]:
-    """A client of an existing scheduler (``tcp://HOST:PORT``) or of a new local cluster.
-
-    Args:
-        scheduler: the address of a running scheduler; None starts a ``LocalCluster``.
-        workers: local worker processes (default: ``os.cpu_count()``); ignored with a
-            scheduler.
-
-    Raises:
-        GPAutotuneError: the scheduler cannot be reached.
-    """
-    if scheduler is not None:
-        try:
-            client = Client(scheduler, timeout="20s")
-        except (OSError, TimeoutError) as exc:
-            raise GPAutotuneError(f"cannot reach the Dask scheduler {scheduler!r}: {exc}") from None
-        try:
-            yield client
-        finally:
-            client.close()
-        return
-    n = workers or os.cpu_count() or 1
-    # Non-daemonic workers (restarted ones too) may start processes of their own.
-    with dask.config.set({"distributed.worker.daemon": False}):
-        cluster = LocalCluster(
-            n_workers=n,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=":0",
-        )
-        try:
-            with Client(cluster) as client:
-                yield client
-        finally:
-            cluster.close()
 
 
 def _problem_for(rep: Repetition) -> Problem:

@@ -21,6 +21,7 @@ _BUILTIN: dict[str, str] = {
     "laplacian": "gpautotune.problems.laplacian:LaplacianProblem",
     "replay": "gpautotune.problems.table:replay_from_spec",
     "kt-cache": "gpautotune.problems.kt_cache:kt_cache_problem",
+    "paced": "gpautotune.problems.paced:paced_problem",
     "booth": "gpautotune.problems.synthetic:BoothProblem",
     "screening": "gpautotune.problems.synthetic:ScreeningProblem",
     "constrained-bits": "gpautotune.problems.synthetic:ConstrainedBitsProblem",

@@ -7,7 +7,13 @@ from gpautotune.storage._kernel_tuner import (
     TuningRecords,
     read_tuning_file,
 )
-from gpautotune.storage._records import CatalogEntry, RunRecord, RunSpec, package_versions
+from gpautotune.storage._records import (
+    CatalogEntry,
+    RunningTrial,
+    RunRecord,
+    RunSpec,
+    package_versions,
+)
 from gpautotune.storage._t4 import export_t4, t4_document, validate_t4
 from gpautotune.storage._tables import export_table, import_csv, trials_frame
 from gpautotune.storage._url import journal_path
@@ -19,6 +25,7 @@ __all__ = [
     "RunOwnedError",
     "RunRecord",
     "RunSpec",
+    "RunningTrial",
     "TuningRecords",
     "export_t4",
     "export_table",

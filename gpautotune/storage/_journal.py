@@ -2,6 +2,9 @@
 
 A trial is committed before the strategy hears of it, so a process killed at any point
 (``kill -9`` included) loses at most the evaluation in flight, never a stored trial.
+Asynchronous runs also record each configuration as *running* when it is dispatched
+(:class:`RunningTrial`); the record goes in the transaction that commits its trial, so a
+resumed run knows exactly which evaluations were in flight.
 Several processes may write to one journal (comparisons on Dask): SQLite serialises the
 writes and ``busy_timeout`` makes writers wait instead of failing. Every SQL statement of
 the package is in this module: readers (reports, exports) use the journal's methods.
@@ -32,6 +35,7 @@ from gpautotune.exceptions import StorageError
 from gpautotune.measurement import Measurement, Status
 from gpautotune.storage._records import (
     CatalogEntry,
+    RunningTrial,
     RunRecord,
     RunSpec,
     dumps,
@@ -82,6 +86,14 @@ CREATE TABLE IF NOT EXISTS trials (
     UNIQUE (run_id, number)
 );
 CREATE INDEX IF NOT EXISTS trials_run ON trials(run_id);
+CREATE TABLE IF NOT EXISTS running_trials (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    config TEXT NOT NULL,
+    info TEXT NOT NULL,
+    dispatched_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS running_run ON running_trials(run_id);
 CREATE TABLE IF NOT EXISTS run_owners (
     run_id INTEGER PRIMARY KEY REFERENCES runs(id),
     host TEXT NOT NULL,
@@ -370,8 +382,11 @@ class Journal:
         """Append one trial and commit it (durable once this returns)."""
         self.add_trials(run_id, [trial])
 
-    def add_trials(self, run_id: int, trials: Iterable[Trial]) -> None:
-        """Append trials in one transaction."""
+    def add_trials(
+        self, run_id: int, trials: Iterable[Trial], *, completes: Iterable[int] = ()
+    ) -> None:
+        """Append trials in one transaction, which also removes the running records
+        ``completes`` (ids of :class:`RunningTrial`) whose trials these are."""
         rows = [self._row(run_id, t) for t in trials]
         try:
             with self._sql("cannot store a trial in"), self._conn:
@@ -380,6 +395,10 @@ class Journal:
                     "INSERT INTO trials (run_id, number, config, status, value, samples, metrics, error, info,"
                     " origin, started_at, duration_s) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                     rows,
+                )
+                self._conn.executemany(
+                    "DELETE FROM running_trials WHERE id=? AND run_id=?",
+                    [(i, run_id) for i in completes],
                 )
         except StorageError as exc:
             if "UNIQUE" not in str(exc):
@@ -438,6 +457,42 @@ class Journal:
         return self._conn.execute(
             "SELECT COUNT(*) FROM trials WHERE run_id=? AND origin=?", (run_id, origin.value)
         ).fetchone()[0]
+
+    # ------------------------------------------------------- running trials
+    def add_running(
+        self, run_id: int, entries: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]]
+    ) -> list[int]:
+        """Record ``(config, info)`` pairs as running (dispatched) in one transaction;
+        returns their ids, in order."""
+        now, ids = time.time(), []
+        with self._sql("cannot record a dispatched configuration in"), self._conn:
+            self._conn.execute("BEGIN IMMEDIATE")
+            for config, info in entries:
+                cursor = self._conn.execute(
+                    "INSERT INTO running_trials (run_id, config, info, dispatched_at)"
+                    " VALUES (?,?,?,?)",
+                    (run_id, dumps(dict(config)), dumps(dict(info)), now),
+                )
+                ids.append(int(cursor.lastrowid))
+        return ids
+
+    def running(self, run_id: int) -> list[RunningTrial]:
+        """The running records of a run, in dispatch order (none in journals written
+        before asynchronous runs existed)."""
+        try:
+            rows = self._conn.execute(
+                "SELECT id, config, info, dispatched_at FROM running_trials WHERE run_id=?"
+                " ORDER BY id",
+                (run_id,),
+            ).fetchall()
+        except sqlite3.OperationalError:  # no such table (an older journal, read-only)
+            return []
+        return [RunningTrial(r[0], json.loads(r[1]), json.loads(r[2]), r[3]) for r in rows]
+
+    def clear_running(self, run_id: int) -> None:
+        """Forget the running records of a run (it finished without them)."""
+        with self._sql("cannot clear the running records in"):
+            self._conn.execute("DELETE FROM running_trials WHERE run_id=?", (run_id,))
 
     # ----------------------------------------------------------- run tables
     def run_table(self) -> pd.DataFrame:

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CatalogEntry", "RunRecord", "RunSpec", "dumps", "package_versions"]
+__all__ = ["CatalogEntry", "RunRecord", "RunSpec", "RunningTrial", "dumps", "package_versions"]
 
 _PACKAGES = ("gpautotune", "numpy", "scipy", "torch", "gpytorch", "botorch", "pandas", "pyopencl")
 
@@ -118,3 +118,25 @@ class CatalogEntry:
     settings: str
     section: Mapping[str, Any]
     optimum: float | None
+
+
+@dataclass(frozen=True)
+class RunningTrial:
+    """A configuration dispatched for evaluation whose trial is not committed yet.
+
+    An asynchronous run records each configuration as running before a worker gets it
+    and removes the record in the transaction that commits its trial, so the records left
+    after a crash are exactly the evaluations in flight: a resumed run measures them
+    again, once.
+
+    Attributes:
+        id: the record's id in the journal.
+        config: the configuration.
+        info: the strategy's diagnostics for its proposal.
+        dispatched_at: UNIX time when it was dispatched.
+    """
+
+    id: int
+    config: Mapping[str, Any]
+    info: Mapping[str, Any]
+    dispatched_at: float

@@ -2,9 +2,10 @@
 
 A strategy proposes configurations (:meth:`Strategy.ask`) and learns from measured
 trials (:meth:`Strategy.tell`). It does no I/O, no timing and knows nothing of storage;
-the tuner loop enforces the budget. Given the same seed and the same trials told in the
-same order, a strategy proposes the same configurations, which is what makes a resumed
-run continue where it stopped.
+the tuner loop enforces the budget. Given the same seed, the same trials told in the
+same order and the same proposals pending (in flight on other workers), a strategy
+proposes the same configurations, which is what makes a resumed run continue where it
+stopped.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ class Strategy(ABC):
     :meth:`_observe`; a strategy with options declares them as its :attr:`Settings`
     dataclass (see :mod:`gpautotune.strategies._settings`). The base class checks the
     options into :attr:`options`, and keeps the trials told so far, the keys of every
-    configuration already measured or proposed (never proposed twice), and a seeded
+    configuration already measured or proposed (never proposed twice), the configurations
+    still being evaluated (:attr:`pending`, given to :meth:`ask`) and a seeded
     :class:`numpy.random.Generator`.
 
     Args:
@@ -66,13 +68,33 @@ class Strategy(ABC):
         self.rng = np.random.default_rng(seed)
         self.trials: list[Trial] = []
         self._seen: set[Any] = set()
+        #: The proposals in flight at the last :meth:`ask` (asked, not yet told), and
+        #: their index rows; strategies with a model condition on them in :meth:`_propose`.
+        self.pending_proposals: list[Proposal] = []
+        self.pending: np.ndarray = np.empty((0, space.dims))
 
     # ------------------------------------------------------------ protocol
-    def ask(self, n: int = 1) -> list[Proposal]:
+    def ask(
+        self, n: int = 1, *, pending: Sequence[Proposal | Mapping[str, Any]] = ()
+    ) -> list[Proposal]:
         """Up to ``n`` new, distinct, valid configurations; fewer (or none) when the
-        strategy has nothing more to propose (exhausted space, converged search)."""
+        strategy has nothing more to propose (exhausted space, converged search).
+
+        Args:
+            n: how many configurations.
+            pending: proposals (or bare configurations) being evaluated: asked earlier,
+                not told yet, e.g. on other workers, or in flight when a run was stopped.
+                They are never proposed; strategies with a model condition on them
+                (:attr:`pending`), and read what their own proposals' info recorded
+                (GPR's model steps). Given the same trials told and the same pending
+                proposals, a strategy proposes the same configurations.
+        """
         if n < 1:
             return []
+        self.pending_proposals = [p if isinstance(p, Proposal) else Proposal(p) for p in pending]
+        configs = [p.config for p in self.pending_proposals]
+        self.pending = self.space.to_index(configs) if configs else np.empty((0, self.space.dims))
+        self.mark_seen(self.pending)
         proposals = self._propose(n)[:n]
         for p in proposals:
             self._seen.add(self._key(p.config))

@@ -1,14 +1,17 @@
 """What a GPR model step writes into its trials' info, and reads back on resume.
 
-A GPR strategy's state is a function of the trials it was told, never of asks whose
-trials were not stored (a run killed after an ask and before its trial was stored
-resumes as if the ask never happened). Two records make that possible:
+A GPR strategy's state is a function of the trials it was told (and of the proposals
+still being evaluated that it is given as pending: asynchronous workers, whose running
+records keep their info), never of asks whose trials were not stored (a run killed after
+an ask and before its trial was stored resumes as if the ask never happened). Two
+records make that possible:
 
 * :class:`ModelPick` — what the step says of one pick (pool part, acquisition value,
   whether it opened an escape step);
 * :class:`ModelFit` — the step itself: its fit number, the trials told when it was
-  asked, how many configurations it was asked for, whether it was an escape step and
-  the fitted GP hyperparameters, exactly (JSON floats round-trip). The next fit starts
+  asked, how many configurations it was asked for, whether it was an escape step, the
+  fitted GP hyperparameters, exactly (JSON floats round-trip), and the configurations
+  pending at the time (conditioned on, never picked). The next fit starts
   from the last stored fit's hyperparameters and is counted from its number, and the
   candidate pool's backlog is rebuilt by replaying the stored steps with their models
   restored (no refit), so a resumed strategy proposes what the uninterrupted one would.
@@ -18,9 +21,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from gpautotune.strategies._base import Proposal
 from gpautotune.surrogate import Hyperparameters
 from gpautotune.trial import Trial
 
@@ -70,6 +74,8 @@ class ModelFit:
         batch: configurations the step was asked for.
         escape: whether it was an escape step (those leave the backlog alone).
         hyperparameters: the fitted GP's parameters, exactly.
+        pending: index rows of the configurations being evaluated when the step was asked
+            (asynchronous workers: the step conditioned on them and never picked them).
     """
 
     number: int
@@ -77,18 +83,18 @@ class ModelFit:
     batch: int
     escape: bool
     hyperparameters: Hyperparameters
+    pending: list[list[float]] = field(default_factory=list)
 
     def info(self) -> dict[str, Any]:
-        """The trial-info entry of the step."""
-        return {
-            "fit": {
-                "number": self.number,
-                "step": self.step,
-                "batch": self.batch,
-                "escape": self.escape,
-                "hyperparameters": self.hyperparameters,
-            }
+        """The trial-info entry of the step (``pending`` only when there were some)."""
+        fit = {
+            "number": self.number,
+            "step": self.step,
+            "batch": self.batch,
+            "escape": self.escape,
+            "hyperparameters": self.hyperparameters,
         }
+        return {"fit": fit | ({"pending": self.pending} if self.pending else {})}
 
     @classmethod
     def of(cls, info: Mapping[str, Any]) -> ModelFit | None:
@@ -103,14 +109,16 @@ class ModelFit:
             int(fit["batch"]),
             bool(fit["escape"]),
             {str(k): [float(v) for v in vs] for k, vs in fit["hyperparameters"].items()},
+            [[float(v) for v in row] for row in fit.get("pending", [])],
         )
 
 
-def model_fits(trials: Iterable[Trial]) -> list[ModelFit]:
-    """The model steps the trials record, once each, in fit order."""
+def model_fits(told: Iterable[Trial | Proposal]) -> list[ModelFit]:
+    """The model steps that trials (and proposals still being evaluated) record, once
+    each, in fit order."""
     fits: dict[int, ModelFit] = {}
-    for trial in trials:
-        fit = ModelFit.of(trial.info)
+    for item in told:
+        fit = ModelFit.of(item.info)
         if fit is not None:
             fits.setdefault(fit.number, fit)
     return [fits[k] for k in sorted(fits)]

@@ -9,8 +9,9 @@ class keeps the bookkeeping:
   warm-start trials). Decisions such as "a random unseen start" or "twin removal" look
   at the history, not at every trial told, so that a resumed run — told all its stored
   trials at once — replays exactly the same steps and continues where it stopped;
-* a queue of the current step's configurations; those already measured are used
-  without being proposed again.
+* a queue of the current step's configurations; those already measured, or pending
+  (being evaluated, :meth:`Strategy.ask`'s ``pending``), are used without being proposed
+  again: the next step waits for their results.
 
 Subclasses implement :meth:`_step`, called when every configuration generated so far
 has a result, returning the next step's index rows (or None when the search is over).
@@ -99,7 +100,7 @@ class StepwiseStrategy(Strategy):
         while len(out) < n and not self._finished:
             if self._queue:
                 key, row, info = self._queue.pop(0)
-                if not self.known(key):
+                if not self.known(key) and key not in self._seen:  # not in flight elsewhere
                     out.append(self.proposals(row[None, :], **info)[0])
                 continue
             if any(not self.known(k) for k in self._pending):

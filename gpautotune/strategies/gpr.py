@@ -9,8 +9,11 @@ The seeds' method (seed 003 §4.2, figure 13.4), on BoTorch/GPyTorch:
    when the space can be enumerated, otherwise a constrained Sobol sample, the
    neighbourhoods of the 3 best points and a backlog of earlier high-EI candidates;
 4. ``ask(q)`` picks ``q`` distinct configurations greedily, each after conditioning the
-   GP on the previous picks at their posterior mean (the "kriging believer");
-5. after ``stall`` (7) measurements without a new best, one step *escapes*: LCB with a
+   GP on the previous picks at their posterior mean (the "kriging believer"); the
+   configurations still in flight (``ask(q, pending=...)``: asynchronous workers) are
+   conditioned on the same way before the first pick;
+5. after ``stall`` (7) measurements without a new best, one step *escapes* (one at a
+   time: not while an escape pick is pending): LCB with a
    large kappa over the one-parameter moves of the best configuration (a pattern-search
    poll), the parameters taken in turn. With it (and the Laplacian space's model inputs),
    all 200 Laplacian replay runs end within 0.6% of the optimum at 120 evaluations
@@ -20,11 +23,12 @@ Failed configurations are never proposed again; they join the regression at the 
 value measured (``failed_value``), and a feasibility classifier multiplies EI by the
 probability of success.
 
-The strategy's state is a function of the trials told: each model step records its fit
-(:class:`ModelFit`, with the exact hyperparameters) in its picks' info, the next fit
-warm-starts from the last recorded one, and the pool's backlog is rebuilt by replaying
-the recorded steps when it does not match them (a resumed run, an ask whose trials were
-never stored).
+The strategy's state is a function of the trials told and the proposals pending: each
+model step records its fit (:class:`ModelFit`, with the exact hyperparameters and the
+configurations pending then) in its picks' info, the next fit warm-starts from the last
+recorded one (among the trials and the pending proposals), and the pool's backlog is
+rebuilt by replaying the recorded steps when it does not match them (a resumed run, an
+ask whose trials were never stored).
 """
 
 from __future__ import annotations
@@ -254,7 +258,8 @@ class GPRStrategy(Strategy):
         """``refit_every`` picks per fit: the model fitted on the trials before the batch
         ranks the pool once and the batch is its best configurations, in order (the seeds'
         Laplacian GPR measured the 6 lowest LCB values of each fit). The batch boundaries
-        depend only on the number of trials, so a resumed run refits where the first did."""
+        depend only on the number of trials, so a resumed run refits where the first did;
+        a batch depends on those trials alone (pending configurations are only skipped)."""
         k = self.options.refit_every
         start = self.n_init + (len(self.trials) - self.n_init) // k * k
         if self._batch is None or self._batch[0] != start:
@@ -266,10 +271,15 @@ class GPRStrategy(Strategy):
         return fresh[:n] or self._select(n)
 
     def _select(self, n: int, step: int | None = None) -> list[Proposal]:
-        """Fit the model to the first ``step`` trials (default: all) and pick ``n``."""
+        """Fit the model to the first ``step`` trials (a ``refit_every`` batch) and pick
+        ``n``; by default to all the trials, conditioned on the pending configurations."""
+        batch = step is not None
         step = len(self.trials) if step is None else step
         trials = self.trials[:step]
-        past = model_fits(trials)
+        # the steps of the picks still being evaluated count too (asynchronous workers)
+        pending = [] if batch else self.pending_proposals
+        rows_pending = np.empty((0, self.space.dims)) if batch else self.pending
+        past = model_fits([*trials, *pending])
         self._sync_backlog(past)
         X, y = self._training_data(trials)
         number = past[-1].number + 1 if past else 0
@@ -281,15 +291,18 @@ class GPRStrategy(Strategy):
             fresh=number % self.gp_settings.fresh_every == 0,
         )
         t0 = time.perf_counter()
-        escape = self._stalled(step)
+        escape = self._stalled(step, pending)
         # a batch fitted to earlier trials scores what they left unmeasured, as it did then
-        seen = self.is_seen if step == len(self.trials) else self._seen_among(trials)
-        rows, scores, sources, picked, picks = self._pick(n, step, y, escape, trials, seen)
+        seen = self._seen_among(trials) if batch else self.is_seen
+        rows, scores, sources, picked, picks = self._pick(
+            n, step, y, escape, trials, seen, rows_pending
+        )
         if not escape:  # an escape step's LCB scores say nothing of the backlog's EI
             self.pool.keep_backlog(rows, scores, picked)
             self._backlog_fit = number
         acq_s = time.perf_counter() - t0
-        fit = ModelFit(number, step, n, escape, dict(self.gp.hyperparameters or {}))
+        hyperparameters = dict(self.gp.hyperparameters or {})
+        fit = ModelFit(number, step, n, escape, hyperparameters, rows_pending.tolist())
         counts = (
             {str(k): int(v) for k, v in zip(*np.unique(sources, return_counts=True), strict=True)}
             if len(rows)
@@ -318,13 +331,17 @@ class GPRStrategy(Strategy):
         escape: bool,
         trials: Sequence[Trial],
         seen: Callable[[np.ndarray], np.ndarray],
+        pending: np.ndarray,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[ModelPick]]:
-        """Up to ``n`` picks of the fitted model (kriging believer after the first; with
+        """Up to ``n`` picks of the fitted model, conditioned on the ``pending`` rows (in
+        flight elsewhere) and on each pick after the first (the kriging believer; with
         ``refit_every`` > 1, the best ``n`` of one scoring): the scored rows, their scores
         and sources, the picked positions and the picks."""
         best_f = float(self.gp.transform(y).min())
         feasible = self._feasibility_model(trials)
         model = self.gp.model
+        if len(pending):
+            model, best_f = self._believe(model, pending, best_f)
         picked: list[int] = []
         picks: list[ModelPick] = []
         rows = scores = sources = np.empty(0)
@@ -355,12 +372,8 @@ class GPRStrategy(Strategy):
             best = int(np.argmax(scores))
             picked.append(best)
             picks.append(ModelPick(str(sources[best]), float(scores[best]), escape and q == 0))
-            if q + 1 < n and not ranked:  # kriging believer: condition on the pick's mean
-                x = torch.as_tensor(self.features(rows[best][None, :]), dtype=torch.float64)
-                with torch.no_grad():
-                    mean = model.posterior(x).mean
-                model = model.condition_on_observations(x, mean.reshape(1, 1))
-                best_f = min(best_f, float(mean))
+            if q + 1 < n and not ranked:
+                model, best_f = self._believe(model, rows[best][None, :], best_f)
         return rows, scores, sources, np.array(picked, dtype=int), picks
 
     # ------------------------------------------------------------- backlog
@@ -383,20 +396,40 @@ class GPRStrategy(Strategy):
             trials = self.trials[: fit.step]
             X, y = self._training_data(trials)
             self.gp.restore(X, y, fit.hyperparameters)
-            seen = self._seen_among(trials)
-            rows, scores, _, picked, _ = self._pick(fit.batch, fit.step, y, False, trials, seen)
+            pending = np.asarray(fit.pending, dtype=float).reshape(-1, self.space.dims)
+            seen = self._seen_among(trials, pending)
+            rows, scores, _, picked, _ = self._pick(
+                fit.batch, fit.step, y, False, trials, seen, pending
+            )
             self.pool.keep_backlog(rows, scores, picked)
         self._backlog_fit = target
 
-    def _seen_among(self, trials: Sequence[Trial]) -> Callable[[np.ndarray], np.ndarray]:
-        """A mask of the rows whose configurations ``trials`` hold."""
-        keys = set(self.space.row_keys(self.space.to_index([t.config for t in trials])).tolist())
+    def _seen_among(
+        self, trials: Sequence[Trial], pending: np.ndarray | None = None
+    ) -> Callable[[np.ndarray], np.ndarray]:
+        """A mask of the rows whose configurations ``trials`` (or the ``pending`` index
+        rows) hold."""
+        index = self.space.to_index([t.config for t in trials])
+        if pending is not None and len(pending):
+            index = np.vstack([index, pending])
+        keys = set(self.space.row_keys(index).tolist())
 
         def seen(rows: np.ndarray) -> np.ndarray:
             k = self.space.row_keys(rows).tolist()
             return np.fromiter((x in keys for x in k), dtype=bool, count=len(k))
 
         return seen
+
+    def _believe(self, model: Any, rows: np.ndarray, best_f: float) -> tuple[Any, float]:
+        """The kriging believer: ``model`` conditioned on ``rows`` (index rows not measured:
+        earlier picks of the batch, configurations in flight) at its posterior mean there,
+        and the incumbent lowered to the lowest of those means."""
+        x = torch.as_tensor(self.features(rows), dtype=torch.float64)
+        with torch.no_grad():
+            mean = model.posterior(x).mean
+        return model.condition_on_observations(x, mean.reshape(-1, 1)), min(
+            best_f, float(mean.min())
+        )
 
     def _observe(self, trials: Sequence[Trial]) -> None:
         start = len(self.trials) - len(trials)
@@ -421,14 +454,16 @@ class GPRStrategy(Strategy):
             warnings.simplefilter("ignore")
             return GaussianProcessClassifier(kernel=Matern(nu=2.5), random_state=0).fit(X, labels)
 
-    def _stalled(self, step: int | None = None) -> bool:
+    def _stalled(self, step: int | None = None, pending: Sequence[Proposal] = ()) -> bool:
         """Whether ``stall`` measurements went by since the best one and the last escape
-        step, among the first ``step`` trials (default: all)."""
+        step, among the first ``step`` trials (default: all), and no escape step is
+        ``pending`` (being evaluated by asynchronous workers: one escape at a time)."""
         trials = self.trials[:step]
         if self.options.stall is None:
             return False
         ok = [(t.value, i) for i, t in enumerate(trials) if t.ok]
-        if not ok:
+        escaping = (ModelPick.of(p.info) for p in pending)
+        if not ok or any(pick is not None and pick.escape for pick in escaping):
             return False
         since = max([min(ok)[1], *(i for i in self.escapes if i < len(trials))])
         return len(trials) - 1 - since >= self.options.stall

@@ -2,8 +2,9 @@
 
 Parametrised over :func:`available_strategies`, so a newly registered strategy is
 checked without editing this file: only valid configurations, never one twice, never
-more than the budget, the same trials for the same seed (also across a resume),
-failures tolerated, on a small enumerable space and on the 54-factor constrained one.
+more than the budget, the same trials for the same seed (also across a resume, and for
+an asynchronous run across a kill with evaluations in flight), failures tolerated, on a
+small enumerable space and on the 54-factor constrained one.
 The peers' adapters (Optuna, Kernel Tuner, SMAC3) have their own suite,
 ``test_peers.py``: Kernel Tuner enumerates its space (no 54-factor space) and their
 start-up costs call for smaller budgets.
@@ -18,11 +19,13 @@ from typing import Any
 import numpy as np
 import pytest
 
+from gpautotune.parallel import SimulatedWorkers, run_parallel
 from gpautotune.problems import ConstrainedBitsProblem, Measurement, Problem, Status
 from gpautotune.space import Boolean, IntRange, Space
-from gpautotune.strategies import available_strategies
+from gpautotune.storage import Journal
+from gpautotune.strategies import available_strategies, make_strategy
 from gpautotune.strategies.peers import is_peer
-from gpautotune.tuner import tune
+from gpautotune.tuner import TuningRun, tune
 
 STRATEGIES = [name for name in available_strategies() if not is_peer(name)]
 
@@ -171,3 +174,114 @@ def test_flaky_grid_is_what_the_suite_assumes() -> None:
     valid = problem.space.enumerate()
     outcomes = [problem.evaluate(c).ok for c in valid]
     assert 100 < len(valid) < 200 and 0.2 < 1 - np.mean(outcomes) < 0.5
+
+
+@pytest.mark.parametrize("name", STRATEGIES)
+def test_pending_configurations_are_never_proposed(name: str) -> None:
+    problem = FlakyGrid()
+    space = problem.space
+
+    def strategy():
+        return make_strategy(name, space, seed=5, **FAST.get(name, {}))
+
+    pending = [p.config for p in strategy().ask(4)]
+    # a strategy that did not propose them (a resumed run) skips them all the same
+    fresh = strategy()
+    later = [p.config for p in fresh.ask(6, pending=pending)]
+    assert len(fresh.pending) == len(pending)
+    if later:
+        keys = set(space.row_keys(space.to_index(pending)).tolist())
+        assert not keys & set(space.row_keys(space.to_index(later)).tolist())
+
+
+class _Killed(Exception):
+    """The tuner process dying (in the test: an exception out of the loop)."""
+
+
+class _LoggedWorkers(SimulatedWorkers):
+    """Simulated workers that log each dispatch with the trials stored before it."""
+
+    def __init__(self, run: TuningRun, workers: int) -> None:
+        super().__init__(run.problem, workers, _duration)
+        self.run, self.log = run, []
+
+    def submit(self, ticket: int, config: dict[str, Any]) -> None:
+        self.log.append((len(self.run.trials), dict(config)))
+        super().submit(ticket, config)
+
+
+def _duration(m: Measurement) -> float:
+    return 1.0 + (m.value or 0.0) % 7.3 if m.ok else 0.5
+
+
+def _infos(trials, configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The proposal info of the trials of ``configs``, without timings and workers."""
+    by_config = {str(sorted(t.config.items())): t.info for t in trials}
+    return [
+        {
+            k: v
+            for k, v in by_config[str(sorted(c.items()))].items()
+            if k[-2:] != "_s" and k != "worker"
+        }
+        for c in configs
+    ]
+
+
+#: GPR samples a pool smaller than the grid, so that its backlog (rebuilt on resume from
+#: the model steps of the trials and of the pending proposals) decides some picks.
+_SMALL_POOL = {"exhaustive_limit": 0, "sample_size": 40}
+
+
+def _async_run(name: str, storage: Path, kill_at: int | None = None) -> _LoggedWorkers:
+    options = {**FAST.get(name, {}), **(_SMALL_POOL if name == "gpr" else {})}
+    run = TuningRun(
+        FlakyGrid(), name, storage=storage, seed=11, budget=24, strategy_options=options
+    )
+    workers = _LoggedWorkers(run, 3)
+
+    def told(trial, r) -> None:
+        if len(r.trials) == kill_at:
+            raise _Killed
+
+    try:
+        run_parallel(run, workers, told)
+        run.finish()
+    except _Killed:
+        pass
+    return workers
+
+
+@pytest.mark.parametrize("name", STRATEGIES)
+def test_an_asynchronous_run_killed_with_evaluations_in_flight_resumes_as_uninterrupted(
+    name: str, tmp_path
+) -> None:
+    """3 simulated workers; the tuner dies when a worker frees up (up to two evaluations
+    in flight). Resumed, it measures those again, once each, and asks the strategy, given
+    them as pending with their stored info, for what the uninterrupted run asked there."""
+    whole = _async_run(name, tmp_path / "whole.db").log
+    with Journal(tmp_path / "whole.db") as journal:
+        whole_trials = journal.trials(journal.runs()[0].id)
+    asks = sorted({told for told, _ in whole[3:]})  # dispatches after the initial ones
+    # (none for a one-shot rule such as round-robin: nothing to kill in between)
+    for kill_at in sorted({asks[len(asks) // 3], asks[2 * len(asks) // 3]} if asks else ()):
+        db = tmp_path / f"killed-{kill_at}.db"
+        before = _async_run(name, db, kill_at=kill_at).log
+        with Journal(db) as journal:
+            (record,) = journal.runs()
+            in_flight = [r.config for r in journal.running(record.id)]
+        assert len(in_flight) <= 2 and all(c in [c for _, c in before] for c in in_flight)
+        resumed = _async_run(name, db).log
+        again = len(in_flight)
+        assert [c for _, c in resumed[:again]] == in_flight  # measured again first
+        expected = [c for told, c in whole if told == kill_at]
+        assert [c for _, c in resumed[again : again + len(expected)]] == expected, kill_at
+        with Journal(db) as journal:
+            trials = journal.trials(record.id)
+            assert journal.running(record.id) == []
+        # the same proposals, down to their diagnostics (GPR: fit number, exact
+        # hyperparameters, pending rows, acquisition values)
+        assert _infos(trials, expected) == _infos(whole_trials, expected)
+        keys = [str(sorted(t.config.items())) for t in trials]
+        dispatched = {str(sorted(c.items())) for _, c in before + resumed}
+        assert len(set(keys)) == len(keys) <= 24  # nothing measured twice
+        assert set(keys) == dispatched  # nothing lost

@@ -451,3 +451,24 @@ def test_rotating_escapes_take_the_parameters_in_turn():
         checked += 1
         repeated += sum(polled.values()) > 0
     assert checked >= 4 and repeated >= 2, "the run must poll one best configuration more than once"
+
+
+def _told_gpr(problem: Problem, n: int, seed: int = 4) -> GPRStrategy:
+    """A GPR strategy told its first ``n`` proposals (asked one at a time)."""
+    strategy = make_strategy("gpr", problem.space, seed=seed, **FAST)
+    for number in range(n):
+        (proposal,) = strategy.ask(1)
+        strategy.tell([Trial(number, proposal.config, problem.evaluate(proposal.config))])
+    return strategy
+
+
+def test_pending_configurations_are_believed_like_earlier_picks_of_a_batch():
+    problem = BoothProblem()
+    first, second = _told_gpr(problem, 9).ask(2)
+    # a fresh strategy told the same trials, with the batch's first pick still in flight,
+    # picks what the batch picked second: both condition on it at its posterior mean
+    (resumed,) = _told_gpr(problem, 9).ask(1, pending=[first.config])
+    assert resumed.config == second.config
+    assert len(resumed.info["fit"]["pending"]) == 1 and "pending" not in first.info["fit"]
+    (alone,) = _told_gpr(problem, 9).ask(1)
+    assert alone.config == first.config  # without it, the batch's first pick again

@@ -91,8 +91,9 @@ class LaplacianRunner:
         build_options: str = "",
         probe_bandwidth: bool = True,
     ) -> None:
-        self.info, self.repeats, self.build_options = device, repeats, build_options
+        self.repeats, self.build_options = repeats, build_options
         self.session = DeviceSession(device)
+        self.info = self.session.info  # this process's device (a Dask worker's own)
         self.device, self.context = self.session.device, self.session.context
         self.queue, self.builds = self.session.queue, self.session.builds
         self.images = [self._image(w, h, seed + i) for i, (w, h) in enumerate(sizes)]

@@ -7,7 +7,9 @@ listed, selected or opened.
 from gpautotune.problems.opencl.bandwidth import CopyBandwidth, measure_copy_bandwidth
 from gpautotune.problems.opencl.build import BuildCache, BuildFailure, BuiltProgram
 from gpautotune.problems.opencl.devices import (
+    DEVICE_ENV,
     DeviceInfo,
+    assigned_device,
     compiler_problem,
     list_devices,
     open_device,
@@ -24,6 +26,7 @@ from gpautotune.problems.opencl.launch import (
 from gpautotune.problems.opencl.session import DeviceSession
 
 __all__ = [
+    "DEVICE_ENV",
     "BuildCache",
     "BuildFailure",
     "BuiltProgram",
@@ -32,6 +35,7 @@ __all__ = [
     "DeviceSession",
     "LaunchLimits",
     "REFUSED_METRIC",
+    "assigned_device",
     "compiler_problem",
     "list_devices",
     "measure_copy_bandwidth",

@@ -24,7 +24,9 @@ if TYPE_CHECKING:
     import pyopencl as cl
 
 __all__ = [
+    "DEVICE_ENV",
     "DeviceInfo",
+    "assigned_device",
     "list_devices",
     "select_device",
     "usable_device",
@@ -49,6 +51,10 @@ COMPILER_HINT = (
     "choose another device (`gpautotune devices`), or install a CPU OpenCL that knows this CPU, e.g."
     " `pip install intel-opencl-rt` (found automatically in this environment's lib/ folder)"
 )
+#: The environment variable that gives a process (a Dask worker) its own OpenCL device:
+#: ``PLATFORM:DEVICE`` (name substrings or indices, e.g. ``nvidia:1``), or ``DEVICE``
+#: within the platform of the problem's device.
+DEVICE_ENV = "GPAUTOTUNE_OPENCL_DEVICE"
 #: Where NVIDIA's container runtime mounts its OpenCL driver.
 NVIDIA_OPENCL_LIBRARY = "/usr/local/nvidia/lib64/libnvidia-opencl.so.1"
 #: Where ``pip install intel-opencl-rt`` puts Intel's CPU OpenCL driver.
@@ -225,6 +231,27 @@ def usable_device(platform: str | int | None = None, device: str | int | None = 
         raise DeviceError(
             f"{info.label()} cannot build OpenCL kernels: {problem.splitlines()[0]}; "
             f"{COMPILER_HINT}"
+        )
+    return info
+
+
+def assigned_device(default: DeviceInfo) -> DeviceInfo:
+    """The device this process measures on: ``default`` (the problem's), or the one
+    :data:`DEVICE_ENV` selects, which must be the same model (a run's key names one
+    device model; each worker of a multi-GPU run has its own device of that model).
+
+    Raises:
+        DeviceError: the selector matches nothing, or a device of another model.
+    """
+    text = os.environ.get(DEVICE_ENV, "").strip()
+    if not text:
+        return default
+    platform, sep, device = text.rpartition(":")
+    info = select_device(platform if sep else default.platform_index, device)
+    if info.device != default.device:
+        raise DeviceError(
+            f"{DEVICE_ENV}={text!r} selects {info.label()}, but the run measures "
+            f"{default.device!r}: give this worker a device of that model"
         )
     return info
 

@@ -1,0 +1,118 @@
+"""Dask clusters for gpautotune: an existing scheduler, or local worker processes.
+
+Both comparisons (one task per repetition) and asynchronous tuning runs (one task per
+evaluation) run on a client from :func:`dask_client`. A local cluster has one
+single-threaded worker process per slot (``OMP_NUM_THREADS=1`` in each, Dask's default),
+non-daemonic so that problems may start their own worker processes (the isolated OpenCL
+evaluator does). Given ``devices``, each local worker gets its own OpenCL device
+(:data:`~gpautotune.problems.opencl.DEVICE_ENV` in its environment) and the resource
+``GPU=1``, the way workers of a real cluster are started::
+
+    GPAUTOTUNE_OPENCL_DEVICE=nvidia:1 dask worker tcp://HOST:8786 --nthreads 1 --resources GPU=1
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import dask
+from distributed import Client, LocalCluster, Nanny, Scheduler, SpecCluster
+
+from gpautotune.exceptions import ConfigError, GPAutotuneError
+from gpautotune.problems.opencl import DEVICE_ENV
+
+__all__ = ["DEVICE_RESOURCE", "dask_client", "device_workers"]
+
+#: The Dask resource a worker with its own device declares (``--resources GPU=1``).
+DEVICE_RESOURCE = "GPU"
+
+
+def device_workers(devices: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``SpecCluster`` worker specs: one single-threaded worker per OpenCL device selector
+    (``PLATFORM:DEVICE``, e.g. ``nvidia:0``; a selector may repeat: workers sharing a
+    device), each with its device in :data:`DEVICE_ENV` and the resource ``GPU=1``."""
+    return {
+        f"device-{i}": {
+            "cls": Nanny,
+            "options": {
+                "nthreads": 1,
+                "host": "127.0.0.1",
+                "env": {DEVICE_ENV: str(selector)},
+                "resources": {DEVICE_RESOURCE: 1},
+                "silence_logs": logging.WARNING,
+            },
+        }
+        for i, selector in enumerate(devices)
+    }
+
+
+@contextmanager
+def dask_client(
+    scheduler: str | None = None,
+    workers: int | None = None,
+    *,
+    devices: Sequence[str] | None = None,
+) -> Iterator[Client]:
+    """A client of an existing scheduler (``tcp://HOST:PORT``) or of a new local cluster.
+
+    Args:
+        scheduler: the address of a running scheduler; None starts a local cluster.
+        workers: local worker processes (default: ``os.cpu_count()``, or one per device).
+        devices: OpenCL device selectors, one local worker each (see
+            :func:`device_workers`).
+
+    Raises:
+        ConfigError: ``devices`` with a scheduler, or with another number of workers.
+        GPAutotuneError: the scheduler cannot be reached.
+    """
+    if scheduler is not None:
+        if devices:
+            raise ConfigError(
+                f"devices are chosen when the workers of {scheduler} are started "
+                f"({DEVICE_ENV}=PLATFORM:DEVICE dask worker ... --resources {DEVICE_RESOURCE}=1)"
+            )
+        try:
+            client = Client(scheduler, timeout="20s")
+        except (OSError, TimeoutError) as exc:
+            raise GPAutotuneError(f"cannot reach the Dask scheduler {scheduler!r}: {exc}") from None
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+    if devices and workers is not None and workers != len(devices):
+        raise ConfigError(f"{workers} workers for {len(devices)} devices: give one number")
+    if workers is not None and workers < 1:
+        raise ConfigError(f"workers must be >= 1, got {workers}")
+    # Non-daemonic workers (restarted ones too) may start processes of their own; the
+    # setting holds while the client is open (other local clusters started then too).
+    with dask.config.set({"distributed.worker.daemon": False}):
+        cluster = _local_cluster(workers or os.cpu_count() or 1, devices)
+        try:
+            with Client(cluster) as client:
+                yield client
+        finally:
+            cluster.close()
+
+
+def _local_cluster(workers: int, devices: Sequence[str] | None) -> SpecCluster:
+    if devices:
+        return SpecCluster(
+            silence_logs=logging.WARNING,
+            workers=device_workers(devices),
+            scheduler={
+                "cls": Scheduler,
+                "options": {"host": "127.0.0.1", "dashboard_address": ":0"},
+            },
+        )
+    return LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=":0",
+    )
