@@ -29,8 +29,11 @@ test: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/python -m mkdocs build --strict --site-dir site
 
+# style: lint rules (line length included) and formatting, checked without rewriting
+LINTED := gpautotune tests benchmarks scripts
 lint: $(STAMP)
-	$(BIN)/ruff check gpautotune tests benchmarks
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
 
 clean:
 	rm -rf $(VENV) results site .pytest_cache

@@ -7,8 +7,9 @@ Run:
 Methods (``STRATEGIES`` below): ``gpr`` (defaults, ``n_init`` initial points),
 ``gpr-screen`` ("screen, then tune", ``screen=0.02``), ``gpr-stall`` / ``gpr-poll`` /
 ``gpr-rotate`` / ``gpr-none`` (the stall escapes pinned: global LCB, poll, rotating poll,
-none), ``random`` and ``sobol`` (constrained samplers), all with the same budget and seeds. Per run: the best value, the initial design's best, where
-the model's picks came from (sample / neighbours / backlog) and the mean pool composition.
+none), ``random`` and ``sobol`` (constrained samplers), all with the same budget and
+seeds. Per run: the best value, the initial design's best, where the model's picks came
+from (sample / neighbours / backlog) and the mean pool composition.
 Prints the mean best with a 95% t-interval per method, Mann-Whitney p-values of GPR
 against random and Sobol, and the pool counts.
 """
@@ -78,7 +79,8 @@ def one_run(job: tuple[str, int, int, int]) -> dict:
 
 def report(frame: pd.DataFrame) -> str:
     lines = [
-        "| method | runs | mean best | 95% CI | min | max | mean iteration of best | median ask s |",
+        "| method | runs | mean best | 95% CI | min | max "
+        "| mean iteration of best | median ask s |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for method, g in frame.groupby("method", sort=False):
@@ -89,7 +91,8 @@ def report(frame: pd.DataFrame) -> str:
             else float("nan")
         )
         lines.append(
-            f"| {method} | {len(b)} | {b.mean():.3f} | ±{half:.3f} | {b.min():.3f} | {b.max():.3f} | "
+            f"| {method} | {len(b)} | {b.mean():.3f} | ±{half:.3f} "
+            f"| {b.min():.3f} | {b.max():.3f} | "
             f"{g['found_at'].mean():.0f} | {g['median_ask_s'].median():.2f} |"
         )
     lines.append(f"\noptimum {frame['optimum'].iloc[0]:.3f}")
@@ -99,7 +102,8 @@ def report(frame: pd.DataFrame) -> str:
         if len(gpr) and len(o):
             p = stats.mannwhitneyu(gpr, o, alternative="two-sided").pvalue
             lines.append(
-                f"gpr vs {other}: difference of means {gpr.mean() - o.mean():+.3f}, Mann-Whitney p = {p:.3g}"
+                f"gpr vs {other}: difference of means {gpr.mean() - o.mean():+.3f}, "
+                f"Mann-Whitney p = {p:.3g}"
             )
     for method, g in frame[frame["method"].str.startswith("gpr")].groupby("method"):
         picked = sum((Counter(json.loads(s)) for s in g["picked"]), Counter())

@@ -12,9 +12,10 @@ Run from the repository root:
       --out benchmarks/results/compare/scaling.json
 
 ``full --reps 500`` runs the first 500 repetitions only; ``full`` then adds the rest to
-the same journal (finished repetitions are skipped). ``full`` appends its timing to ``<out>/timing.json``. GPR (200 repetitions) is left out
-here; ``gpautotune compare configs/compare-laplacian.yaml`` later adds it to the same
-journal and the report then shows all three.
+the same journal (finished repetitions are skipped). ``full`` appends its timing to
+``<out>/timing.json``. GPR (200 repetitions) is left out here; ``gpautotune compare
+configs/compare-laplacian.yaml`` later adds it to the same journal and the report then
+shows all three.
 """
 
 from __future__ import annotations

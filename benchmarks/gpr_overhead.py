@@ -64,7 +64,8 @@ def main() -> None:
         for n in sizes:
             times = time_asks(problem, n, args.asks)
             print(
-                f"| {label} | {n} | {statistics.median(times):.3f} | {min(times):.3f} | {max(times):.3f} |",
+                f"| {label} | {n} | {statistics.median(times):.3f} "
+                f"| {min(times):.3f} | {max(times):.3f} |",
                 flush=True,
             )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

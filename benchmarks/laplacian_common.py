@@ -91,7 +91,8 @@ def measure_configs(
 def tuning_run(
     problem: LaplacianProblem, strategy: str, budget: int, seed: int, out: Path
 ) -> dict[str, Any]:
-    """One tuning run, then the naive kernel, the best found and the K40c optimum re-measured together."""
+    """One tuning run, then the naive kernel, the best found and the K40c optimum
+    re-measured together."""
     t0 = time.perf_counter()
     result = tune(
         problem,

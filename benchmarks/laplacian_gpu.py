@@ -11,8 +11,8 @@ re-measured together in one worker, with the copy bandwidth of the same context.
     PYTHONPATH=. python benchmarks/laplacian_gpu.py OUT_DIR --strategy random --budget 120 --seed 0
     PYTHONPATH=. python benchmarks/laplacian_gpu.py OUT_DIR --strategy gpr --budget 120 --seed 0
 
-Writes OUT_DIR/tune_<strategy>_seed<seed>.db (journal), ..._trials.csv, gpu_<strategy>_seed<seed>.json
-and gpu_<strategy>_seed<seed>.md.
+Writes OUT_DIR/tune_<strategy>_seed<seed>.db (journal), ..._trials.csv,
+gpu_<strategy>_seed<seed>.json and gpu_<strategy>_seed<seed>.md.
 """
 
 from __future__ import annotations
@@ -31,10 +31,12 @@ def report(summary: dict[str, Any]) -> str:
     lines = [
         f"# Laplacian on {env['device']} ({env['platform']}, driver {env['driver_version']})",
         "",
-        f"strategy `{summary['strategy']}`, budget {summary['budget']}, seed {summary['seed']}, sizes {env['sizes']},"
+        f"strategy `{summary['strategy']}`, budget {summary['budget']}, "
+        f"seed {summary['seed']}, sizes {env['sizes']},"
         f" tuning wall time {summary['tuning_wall_s']:.0f} s, statuses {summary['status_counts']}",
         "",
-        "| kernel | time per pixel (ps) | fraction of the 6 B/pixel copy bound | copy bandwidth (GB/s) |",
+        "| kernel | time per pixel (ps) | fraction of the 6 B/pixel copy bound "
+        "| copy bandwidth (GB/s) |",
         "|---|---|---|---|",
     ]
     for name, m in again.items():
@@ -42,11 +44,14 @@ def report(summary: dict[str, Any]) -> str:
         frac = "n/a" if m["bound_fraction"] is None else f"{m['bound_fraction']:.3f}"
         bw = "n/a" if m["copy_bandwidth_Bps"] is None else f"{m['copy_bandwidth_Bps'] / 1e9:.0f}"
         lines.append(f"| {name} | {value} | {frac} | {bw} |")
+    speedup = summary.get("speedup_over_naive", float("nan"))
+    differences = summary.get("differs_from_k40c_optimum")
     lines += [
         "",
-        f"best configuration (found at evaluation {summary.get('best_found_at')}): `{summary.get('best_config')}`",
-        f"speedup over the naive kernel: {summary.get('speedup_over_naive', float('nan')):.2f}",
-        f"differences from the K40c optimum (best, K40c): {summary.get('differs_from_k40c_optimum')}",
+        f"best configuration (found at evaluation {summary.get('best_found_at')}): "
+        f"`{summary.get('best_config')}`",
+        f"speedup over the naive kernel: {speedup:.2f}",
+        f"differences from the K40c optimum (best, K40c): {differences}",
         "",
     ]
     return "\n".join(lines)

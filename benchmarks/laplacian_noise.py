@@ -2,10 +2,11 @@
 
 Each round measures every configuration once (fresh min-of-4 per size), in a shuffled
 order; across rounds we report the coefficient of variation (CV) of each configuration's
-value, the within-measurement CV of the 4 timed runs of one size (averaged over sizes), and the Kendall tau between the
-rankings of every pair of rounds.
+value, the within-measurement CV of the 4 timed runs of one size (averaged over sizes),
+and the Kendall tau between the rankings of every pair of rounds.
 
-    PYTHONPATH=. python benchmarks/laplacian_noise.py --configs 20 --rounds 5 --out benchmarks/results/laplacian
+    PYTHONPATH=. python benchmarks/laplacian_noise.py --configs 20 --rounds 5 \
+        --out benchmarks/results/laplacian
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Benchmark 1: random valid configurations each match the reference or fail with a status.
 
-PYTHONPATH=. python benchmarks/laplacian_validity.py --n 200 --seed 0 --out benchmarks/results/laplacian
+PYTHONPATH=. python benchmarks/laplacian_validity.py --n 200 --seed 0 \
+    --out benchmarks/results/laplacian
 """
 
 from __future__ import annotations

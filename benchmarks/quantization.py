@@ -10,7 +10,8 @@ with the same size limit and budget) are merged into the summary, so the GPR str
 can be added later::
 
     python benchmarks/quantization.py --strategies random sobol --seeds 10
-    python benchmarks/quantization.py --strategies gpr --seeds 10 --jobs 10  # adds gpr, seeds in parallel
+    # adds gpr, seeds in parallel
+    python benchmarks/quantization.py --strategies gpr --seeds 10 --jobs 10
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ surrogate), so the intervals are the Monte-Carlo (bootstrap) error alone:
 Policies are evaluated in ``--jobs`` spawned processes (the network is trained once, in
 the parent, and loaded from the cache by each worker)::
 
-    PYTHONPATH=$PWD python benchmarks/quantization_sensitivity.py --n-box 256 --n-valid 2048 --jobs 12 --out OUT
+    PYTHONPATH=$PWD python benchmarks/quantization_sensitivity.py --n-box 256 \
+        --n-valid 2048 --jobs 12 --out OUT
 
 Writes ``<out>/sensitivity-<domain>.csv`` and ``.png`` and prints a Markdown table with
 the first (stem) and last (classifier) layers marked.
@@ -87,7 +88,8 @@ def _markdown(table, layers: list[str]) -> str:
             " (first)" if r["parameter"] == first else " (last)" if r["parameter"] == last else ""
         )
         lines.append(
-            f"| {int(r['rank'])} | {name} | {r['S1']:.3f} [{r['S1_low']:.3f}, {r['S1_high']:.3f}] | "
+            f"| {int(r['rank'])} | {name} "
+            f"| {r['S1']:.3f} [{r['S1_low']:.3f}, {r['S1_high']:.3f}] | "
             f"{r['ST']:.3f} [{r['ST_low']:.3f}, {r['ST_high']:.3f}] |"
         )
     return "\n".join(lines)
@@ -152,7 +154,8 @@ def main() -> None:
                 "size_limit": limit,
             }
             print(
-                f"\n## {title}\n\n{result.method}; {objective.evaluations} evaluations in {wall:.0f} s\n"
+                f"\n## {title}\n\n{result.method}; "
+                f"{objective.evaluations} evaluations in {wall:.0f} s\n"
             )
             print(_markdown(result.table, layers))
     (args.out / "sensitivity.json").write_text(json.dumps(summary, indent=2))

@@ -4,7 +4,8 @@ Run (from the repository root, PYTHONPATH=$PWD):
   python benchmarks/sensitivity.py validation --designs 5
   python benchmarks/sensitivity.py misfit [--restarts 0]
   python benchmarks/sensitivity.py laplacian [--subsample 1500]
-  python benchmarks/sensitivity.py screening --seeds 0 1 --budget 128 --workers 2 [--thresholds none 0.02]
+  python benchmarks/sensitivity.py screening --seeds 0 1 --budget 128 --workers 2 \
+      [--thresholds none 0.02]
   python benchmarks/sensitivity.py coverage --points 64 245
 
 Results go to benchmarks/results/sensitivity/ (CSV, PNG); each command prints the
@@ -126,11 +127,13 @@ def validation(args: argparse.Namespace) -> None:
     frame.to_csv(OUT / "validation.csv", index=False)
     exact = frame[frame.design < 0]
     print(
-        "\n| function | source | parameter | S1 true | S1 [95%] | ST true | ST [95%] |\n|---|---|---|---|---|---|---|"
+        "\n| function | source | parameter | S1 true | S1 [95%] | ST true | ST [95%] |"
+        "\n|---|---|---|---|---|---|---|"
     )
     for r in exact.itertuples():
         print(
-            f"| {r.function} | {r.source} | {r.parameter} | {r.S1_true:.3f} | {r.S1:.3f} [{r.S1_low:.3f}, "
+            f"| {r.function} | {r.source} | {r.parameter} "
+            f"| {r.S1_true:.3f} | {r.S1:.3f} [{r.S1_low:.3f}, "
             f"{r.S1_high:.3f}] | {r.ST_true:.3f} | {r.ST:.3f} [{r.ST_low:.3f}, {r.ST_high:.3f}] |"
         )
     gp = frame[frame.design >= 0]
@@ -233,7 +236,8 @@ def laplacian(args: argparse.Namespace) -> None:
     frame.to_csv(OUT / "laplacian.csv", index=False)
     order = full.table.sort_values("ST", ascending=False)["parameter"].tolist()
     print(
-        "\nST (95% interval); parameters by ST of the measured table; * = significant in the seeds' ANOVA"
+        "\nST (95% interval); parameters by ST of the measured table; "
+        "* = significant in the seeds' ANOVA"
     )
     print("| source | " + " | ".join(f"{p}{'*' if p in SEEDS_ANOVA else ''}" for p in order) + " |")
     print("|---" * (len(order) + 1) + "|")

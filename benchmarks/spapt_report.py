@@ -118,13 +118,15 @@ def sensitivity(
     for _, r in table.sort_values("rank").head(8).iterrows():
         mark = " (binary)" if r.parameter.startswith(BINARY) else ""
         lines.append(
-            f"| {int(r['rank'])} | {r.parameter}{mark} | {r.S1:.3f} [{r.S1_low:.3f}, {r.S1_high:.3f}] | "
+            f"| {int(r['rank'])} | {r.parameter}{mark} "
+            f"| {r.S1:.3f} [{r.S1_low:.3f}, {r.S1_high:.3f}] | "
             f"{r.ST:.3f} [{r.ST_low:.3f}, {r.ST_high:.3f}] |"
         )
     lines.append("")
     lines.append(
-        f"binary factors ({', '.join(binary.parameter)}): ranks {sorted(binary['rank'].astype(int).tolist())} "
-        f"of {len(table)}; sum of their S1 = {binary.S1.sum():.3f} (all factors: {table.S1.sum():.3f})"
+        f"binary factors ({', '.join(binary.parameter)}): "
+        f"ranks {sorted(binary['rank'].astype(int).tolist())} of {len(table)}; "
+        f"sum of their S1 = {binary.S1.sum():.3f} (all factors: {table.S1.sum():.3f})"
     )
     return "\n".join(lines)
 

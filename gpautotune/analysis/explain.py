@@ -251,7 +251,10 @@ def _write(result: SobolResult, meta: dict[str, Any], out_dir: Path, stem: str) 
     (out_dir / f"{stem}.json").write_text(
         json.dumps({**meta, "evaluations": result.evaluations}, indent=2)
     )
-    title = f"run {meta['run_id']} ({meta['problem']}, {meta['strategy']}, {meta['n_trials']} trials): {meta['domain']}"
+    title = (
+        f"run {meta['run_id']} ({meta['problem']}, {meta['strategy']}, "
+        f"{meta['n_trials']} trials): {meta['domain']}"
+    )
     return plot_indices(
         result.table, out_dir / f"{stem}.png", title=title, confidence=result.confidence
     )

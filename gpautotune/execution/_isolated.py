@@ -133,7 +133,8 @@ class IsolatedEvaluator(Evaluator):
     def __init__(self, *, timeout_s: float = 60.0, startup_timeout_s: float = 300.0) -> None:
         if timeout_s <= 0 or startup_timeout_s <= 0:
             raise ConfigError(
-                f"timeouts must be positive, got timeout_s={timeout_s}, startup_timeout_s={startup_timeout_s}"
+                f"timeouts must be positive, got timeout_s={timeout_s}, "
+                f"startup_timeout_s={startup_timeout_s}"
             )
         self.timeout_s, self.startup_timeout_s = float(timeout_s), float(startup_timeout_s)
         self._process: Any = None
@@ -180,8 +181,8 @@ class IsolatedEvaluator(Evaluator):
             payload = pickle.dumps(problem)
         except Exception as exc:  # noqa: BLE001 - any pickling failure means the same thing
             raise ConfigError(
-                f"{type(problem).__name__} cannot be sent to a worker process (not picklable: {exc});"
-                " evaluate it in-process instead"
+                f"{type(problem).__name__} cannot be sent to a worker process "
+                f"(not picklable: {exc}); evaluate it in-process instead"
             ) from None
         needs_main = b"__main__" in payload
         if not self.alive:

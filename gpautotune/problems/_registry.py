@@ -65,7 +65,8 @@ def problem_factory(name: str) -> tuple[Callable[..., Problem], dict[str, Any]]:
 
 
 def make_problem(name: str, **options: Any) -> Problem:
-    """Build a problem by name; unknown options raise a :class:`ConfigError` naming the allowed ones."""
+    """Build a problem by name; unknown options raise a :class:`ConfigError` naming the
+    allowed ones."""
     factory, extra = problem_factory(name)
     params = inspect.signature(factory).parameters
     allowed = sorted(k for k in params if k not in ("self", "variant"))

@@ -192,7 +192,8 @@ class ConstrainedBitsProblem(Problem):
     ) -> None:
         if layers < 2 or not 1.0 <= limit_bits <= 8.0:
             raise ConfigError(
-                f"constrained-bits: need layers >= 2 and 1 <= limit_bits <= 8, got {layers}, {limit_bits}"
+                "constrained-bits: need layers >= 2 and 1 <= limit_bits <= 8, "
+                f"got {layers}, {limit_bits}"
             )
         rng = np.random.default_rng(seed)
         self.layers, self.limit_bits, self.decay, self.seed = layers, limit_bits, decay, seed

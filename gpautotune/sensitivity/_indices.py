@@ -84,7 +84,8 @@ def _check(
         raise ConfigError(f"domain must be 'box' or 'valid', not {domain!r}")
     if n < 8 or bootstrap < 0 or not 0.0 < confidence < 1.0:
         raise ConfigError(
-            f"need n >= 8, bootstrap >= 0 and 0 < confidence < 1; got {n}, {bootstrap}, {confidence}"
+            "need n >= 8, bootstrap >= 0 and 0 < confidence < 1; "
+            f"got {n}, {bootstrap}, {confidence}"
         )
     if second_order and domain != "box":
         raise ConfigError("second-order indices are only defined here over the box (domain='box')")
@@ -131,8 +132,9 @@ def sobol_indices(
         est = box_estimates(
             sampler, space, n, bootstrap=bootstrap, second_order=second_order, seed=seed
         )
+        per_function = n * (space.dims + 2 + space.dims * second_order)
         how = (
-            f"box (constraints ignored): Saltelli design, N={n} ({n * (space.dims + 2 + space.dims * second_order)}"
+            f"box (constraints ignored): Saltelli design, N={n} ({per_function}"
             " points per function), SALib's Saltelli-2010 S1 and Jansen ST estimators"
         )
     else:
@@ -144,9 +146,15 @@ def sobol_indices(
             if est.population
             else f"{est.base} uniform valid points"
         )
-        how = f"valid set (dependent inputs, Kucherenko 2012): {points}, grouped-variance S1, conditional-variance ST"
+        how = (
+            f"valid set (dependent inputs, Kucherenko 2012): {points}, "
+            "grouped-variance S1, conditional-variance ST"
+        )
     resamples = est.s1.shape[1] - 1
-    how += f"; {sampler.n_paths} {sampler.label} x {resamples} bootstrap resamples, {confidence:.0%} percentile intervals"
+    how += (
+        f"; {sampler.n_paths} {sampler.label} x {resamples} bootstrap resamples, "
+        f"{confidence:.0%} percentile intervals"
+    )
     return SobolResult(
         summarise(space.names, est, confidence),
         summarise_pairs(space.names, est, confidence),
@@ -210,7 +218,8 @@ def surrogate_indices(
     noise = float(gp.model.likelihood.noise.detach().mean())
     if noise > NOISE_WARNING:
         _log.warning(
-            "the GP attributes %.0f%% of the output variance to noise: if the objective is deterministic, "
+            "the GP attributes %.0f%% of the output variance to noise: "
+            "if the objective is deterministic, "
             "effects may have been mistaken for noise and the intervals may miss them",
             100 * noise,
         )

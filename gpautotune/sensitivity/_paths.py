@@ -163,8 +163,8 @@ class PosteriorPaths:
         trend = isinstance(self.mean, TrendMean) and self.mean.weights.numel() > 0
         self.trend_scale = float(gp.settings.trend_prior_scale) if bayesian_trend and trend else 0.0
         self.label = (
-            f"GP posterior paths ({'drawn' if self.trend_scale else 'fixed'} trend, {hyperparameters} "
-            "kernel hyperparameters)"
+            f"GP posterior paths ({'drawn' if self.trend_scale else 'fixed'} trend, "
+            f"{hyperparameters} kernel hyperparameters)"
         )
         X, y = model.train_inputs[0], model.train_targets
         n_features = 2 * ((rff_features + 1) // 2)

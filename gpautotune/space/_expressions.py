@@ -195,7 +195,8 @@ class _Compiler:
 
     def refuse(self, node: ast.AST, what: str) -> PredicateError:
         return PredicateError(
-            f"{what} is not allowed in expression {self.text!r} (column {getattr(node, 'col_offset', 0) + 1}); "
+            f"{what} is not allowed in expression {self.text!r} "
+            f"(column {getattr(node, 'col_offset', 0) + 1}); "
             "use parameter names, numbers, + - * / // % **, comparisons, and/or/not, "
             "`in (literal, ...)`, " + "/".join(self.functions)
         )
@@ -218,7 +219,8 @@ class _Compiler:
             return lambda cols: name == "True"
         if name not in self.allowed:
             raise PredicateError(
-                f"unknown name {name!r} in expression {self.text!r}; known names: {sorted(self.allowed)}"
+                f"unknown name {name!r} in expression {self.text!r}; "
+                f"known names: {sorted(self.allowed)}"
             )
         self.used.add(name)
         return lambda cols: cols[name]

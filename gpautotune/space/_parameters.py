@@ -106,7 +106,8 @@ class _Levels(Parameter):
             i = self._lookup.get(self._normalise(value))
             if i is None:
                 raise SpaceError(
-                    f"{value!r} is not a level of parameter {self.name!r}; allowed: {list(self.levels)}"
+                    f"{value!r} is not a level of parameter {self.name!r}; "
+                    f"allowed: {list(self.levels)}"
                 )
             out[k] = i
         return out
@@ -215,7 +216,8 @@ class IntRange(Ordinal):
     def __init__(self, name: str, low: int, high: int, step: int = 1) -> None:
         if step <= 0 or high < low:
             raise SpaceError(
-                f"IntRange({name!r}): need step > 0 and high >= low, got low={low} high={high} step={step}"
+                f"IntRange({name!r}): need step > 0 and high >= low, "
+                f"got low={low} high={high} step={step}"
             )
         object.__setattr__(self, "low", int(low))
         object.__setattr__(self, "high", int(high))

@@ -91,7 +91,8 @@ class Space:
         unknown = [m for m in model_inputs if m not in self._derived]
         if unknown:
             raise SpaceError(
-                f"model_inputs {unknown} are not derived quantities; derived: {sorted(self._derived)}"
+                f"model_inputs {unknown} are not derived quantities; "
+                f"derived: {sorted(self._derived)}"
             )
         self.model_inputs = tuple(model_inputs)
 
@@ -143,7 +144,8 @@ class Space:
             raise SpaceError(f"unknown parameter {name!r}; parameters: {self._names}") from None
 
     def __repr__(self) -> str:
-        return f"Space({self.name or ''}{', ' if self.name else ''}{self.dims} parameters, {len(self._constraints)} constraints)"
+        name = f"{self.name}, " if self.name else ""
+        return f"Space({name}{self.dims} parameters, {len(self._constraints)} constraints)"
 
     def describe(self) -> dict[str, Any]:
         """A JSON-friendly description, stored with each run."""
@@ -357,7 +359,8 @@ class Space:
         self._require_discrete("enumerate()")
         if self.size > limit:
             raise SpaceError(
-                f"the raw space has {self.size:.3g} points, above the enumeration limit {limit:.3g}; "
+                f"the raw space has {self.size:.3g} points, "
+                f"above the enumeration limit {limit:.3g}; "
                 "use sample() or count_valid() instead, or raise the limit"
             )
         total, shape, parts = int(self.size), self.shape, []

@@ -4,8 +4,9 @@ Given the model matrix ``F`` of ``N`` candidate points (``(N, p)``, intercept in
 a design is a set ``S`` of ``n`` distinct rows; it is D-optimal when it maximises
 ``det(X_S^T X_S)``. Fedorov's algorithm (Fedorov 1972; Atkinson et al., *Optimum
 Experimental Designs*, ch. 12; R's ``AlgDesign::optFederov``) starts from a random
-design and exchanges design points ``x_i`` for candidates ``x_j``. With ``M = X_S^T X_S``, ``d(a, b) = a^T M^{-1} b`` and ``d(a) = d(a, a)``, the
-exchange multiplies the determinant by
+design and exchanges design points ``x_i`` for candidates ``x_j``. With
+``M = X_S^T X_S``, ``d(a, b) = a^T M^{-1} b`` and ``d(a) = d(a, a)``, the exchange
+multiplies the determinant by
 
     1 + Delta(i, j),  Delta(i, j) = d(x_j) - d(x_i) - [d(x_i) d(x_j) - d(x_i, x_j)^2],
 

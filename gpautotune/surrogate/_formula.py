@@ -248,17 +248,20 @@ def _parameter(name: str, formula: str, space: Space, form: str) -> str:
     if name in inputs and name not in space.names:
         if form != "x":
             raise ConfigError(
-                f"model formula {formula!r}: the derived input {name!r} can only enter as itself, not {form}"
+                f"model formula {formula!r}: the derived input {name!r} "
+                f"can only enter as itself, not {form}"
             )
         return name
     if name not in space.names:
         known = list(space.names) + list(inputs)
         raise ConfigError(
-            f"model formula {formula!r} names an unknown parameter {name!r}; known parameters: {known}"
+            f"model formula {formula!r} names an unknown parameter {name!r}; "
+            f"known parameters: {known}"
         )
     if isinstance(space[name], Categorical):
         raise ConfigError(
-            f"model formula {formula!r}: the categorical parameter {name!r} can only be a term by itself "
+            f"model formula {formula!r}: the categorical parameter {name!r} "
+            "can only be a term by itself "
             f"(its treatment dummies), not {form} or part of a product"
         )
     return name
@@ -275,7 +278,8 @@ def _check_levels(
         values = np.array([param.low, param.high] + ([0.0] if param.low < 0 < param.high else []))
     if not np.all(ok(values)):
         raise ConfigError(
-            f"the term {form.replace('x', name)} needs {rule}, but parameter {name!r} takes {values.tolist()}"
+            f"the term {form.replace('x', name)} needs {rule}, "
+            f"but parameter {name!r} takes {values.tolist()}"
         )
 
 

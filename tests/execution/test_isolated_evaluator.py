@@ -14,7 +14,8 @@ from gpautotune.space import IntRange, Space
 
 
 class Scripted(Problem):
-    """x = 0: crash the process; x = 1: hang; x = 2: raise; otherwise value x² and the worker pid."""
+    """x = 0: crash the process; x = 1: hang; x = 2: raise; otherwise value x² and the
+    worker pid."""
 
     name = "scripted"
 

@@ -57,7 +57,8 @@ def g_truth(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Exact (S1, ST) of the product ``Π g_i``: with factor means ``m_i`` and variances
     ``v_i`` (continuous: m = 1, v = 1/(3(1+a)²); on a grid, over its points),
-    ``V = Π(v_i + m_i²) - Π m_i²``, ``V_i = v_i Π_{j≠i} m_j²``, ``VT_i = v_i Π_{j≠i}(v_j + m_j²)``."""
+    ``V = Π(v_i + m_i²) - Π m_i²``, ``V_i = v_i Π_{j≠i} m_j²``,
+    ``VT_i = v_i Π_{j≠i}(v_j + m_j²)``."""
     a = np.asarray(coefficients)
     if levels is None:
         m, v = np.ones(len(a)), 1.0 / (3 * (1 + a) ** 2)

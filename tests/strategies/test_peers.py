@@ -320,7 +320,8 @@ def test_gpautotune_imports_without_the_peers() -> None:
     assert out.stdout.strip().splitlines() == [
         # `gpautotune list` shows the peers all the same
         "needs the optional package optuna: pip install 'gpautotune[peers]'",
-        "strategy 'smac-bb' needs the optional package ConfigSpace: pip install 'gpautotune[peers]'",
+        "strategy 'smac-bb' needs the optional package ConfigSpace: "
+        "pip install 'gpautotune[peers]'",
     ]
 
 

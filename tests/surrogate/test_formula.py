@@ -138,8 +138,9 @@ def test_the_seeds_laplacian_model_parses() -> None:
     from gpautotune.problems.laplacian.space import laplacian_space
 
     formula = (
-        "y_component_number + 1/y_component_number + vector_length + lws_y + 1/lws_y + load_overlap"
-        " + temporary_size + elements_number + 1/elements_number + threads_number + 1/threads_number"
+        "y_component_number + 1/y_component_number + vector_length + lws_y + 1/lws_y"
+        " + load_overlap + temporary_size + elements_number + 1/elements_number"
+        " + threads_number + 1/threads_number"
     )
     basis = build_basis(formula, laplacian_space())
     assert len(basis) == 11 and len(basis.parameters) == 7

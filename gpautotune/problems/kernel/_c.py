@@ -112,7 +112,8 @@ def harness(spec: KernelSpec, host: Mapping[str, Any], config: Config, checked: 
             ctype = C_TYPES[str(value.dtype)]
             var = f"gpautotune_arg{i}"
             loads.append(
-                f'  {ctype} *{var} = ({ctype} *) gpautotune_read(argv[1], "{i}.bin", {value.nbytes}u);'
+                f"  {ctype} *{var} = ({ctype} *) "
+                f'gpautotune_read(argv[1], "{i}.bin", {value.nbytes}u);'
             )
             call.append(var)
             if name in checked:

@@ -157,7 +157,8 @@ def _temp(plan: KernelPlan) -> str:
 def _header(plan: KernelPlan) -> list[str]:
     xr, yr = plan.total_x + 3, plan.y_components + 1
     return [
-        f"// Laplacian: x_component_number={plan.x_components} y_component_number={plan.y_components}"
+        f"// Laplacian: x_component_number={plan.x_components}"
+        f" y_component_number={plan.y_components}"
         f" vector_length={plan.vector_length} temporary_size={plan.temporary_size}"
         f" load_overlap={str(plan.load_overlap).lower()}"
         f" vector_recompute={str(plan.vector_recompute).lower()}"
@@ -253,7 +254,8 @@ def _row_window_loads(plan: KernelPlan, row: int) -> list[str]:
 
 
 def _window_range(pieces: list[tuple[int, int]], first: int, count: int) -> list[str]:
-    """Expressions (whole pieces or swizzles of valid sizes) for window bytes ``first..first+count-1``."""
+    """Expressions (whole pieces or swizzles of valid sizes) for window bytes
+    ``first..first+count-1``."""
     parts = []
     for start, size in pieces:
         lo, hi = max(first, start), min(first + count, start + size)

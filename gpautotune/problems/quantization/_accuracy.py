@@ -39,7 +39,8 @@ class Accuracy:
         if name == "top5" and self.top5 is not None:
             return self.top5
         raise ConfigError(
-            f"accuracy metric must be 'top1' or 'top5' (top5 needs > {TOP5_MIN_CLASSES} classes), got {name!r}"
+            "accuracy metric must be 'top1' or 'top5' "
+            f"(top5 needs > {TOP5_MIN_CLASSES} classes), got {name!r}"
         )
 
 

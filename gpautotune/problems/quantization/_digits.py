@@ -68,7 +68,8 @@ def digits_data() -> tuple[TensorDataset, TensorDataset]:
 
 
 def digits_loaders(batch_size: int = 128, seed: int = 0) -> tuple[DataLoader, DataLoader]:
-    """``(train_loader, val_loader)``: the training loader shuffles (seeded), validation does not."""
+    """``(train_loader, val_loader)``: the training loader shuffles (seeded), validation
+    does not."""
     train, val = digits_data()
     generator = torch.Generator().manual_seed(seed)
     return (

@@ -28,7 +28,8 @@ def _pyplot():  # noqa: ANN202 - matplotlib is imported lazily
 
 
 def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:
-    """Mean and the ``level`` Student-t interval ``mean +- t s / sqrt(n)`` (half-width 0 for n < 2)."""
+    """Mean and the ``level`` Student-t interval ``mean +- t s / sqrt(n)`` (half-width 0
+    for n < 2)."""
     x = np.asarray(values, dtype=float)
     mean = float(x.mean())
     if len(x) < 2:

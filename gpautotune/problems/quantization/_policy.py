@@ -85,7 +85,8 @@ def _levels(layers: Sequence[LayerInfo], bits: BitsSpec) -> tuple[tuple[int, ...
         levels = tuple(sorted({int(b) for b in levels}))
         if not levels or levels[0] < 1 or levels[-1] > 16:
             raise ConfigError(
-                f"layer {layer.name!r}: bit widths must be a non-empty set within 1..16, got {levels}"
+                f"layer {layer.name!r}: bit widths must be a non-empty set within 1..16, "
+                f"got {levels}"
             )
         out.append(levels)
     return tuple(out)
@@ -112,8 +113,9 @@ class PolicySpace:
         low = self.bytes_of(dict(zip(names, (lv[0] for lv in self.levels), strict=True)))
         if self.size_limit is not None and self.size_limit < low:
             raise ConfigError(
-                f"size limit {self.size_limit} bytes is below the smallest policy ({low} bytes, every "
-                f"layer at its fewest bits; float32 size {self.float32_bytes}); raise size_limit"
+                f"size limit {self.size_limit} bytes is below the smallest policy "
+                f"({low} bytes, every layer at its fewest bits; "
+                f"float32 size {self.float32_bytes}); raise size_limit"
             )
         params = [_parameter(n, lv) for n, lv in zip(names, self.levels, strict=True)]
         tables = tuple(self._table(layer) for layer in self.layers)

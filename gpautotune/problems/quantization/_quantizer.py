@@ -41,7 +41,8 @@ class Quantizer:
             )
         if self.finetune_steps < 0 or self.finetune_lr <= 0:
             raise ConfigError(
-                f"need finetune_steps >= 0 and finetune_lr > 0, got {self.finetune_steps}, {self.finetune_lr}"
+                "need finetune_steps >= 0 and finetune_lr > 0, "
+                f"got {self.finetune_steps}, {self.finetune_lr}"
             )
 
     def quantize(

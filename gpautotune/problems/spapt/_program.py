@@ -76,7 +76,8 @@ int main(int argc, char **argv) {
       double spapt_diff = fabs(spapt_value - spapt_reference);
       printf("checksum %.17g\\n", spapt_value);
       fflush(stdout);
-      if (spapt_check && !(spapt_diff <= spapt_rtol * fabs(spapt_reference) || spapt_diff < spapt_atol)) {
+      if (spapt_check
+          && !(spapt_diff <= spapt_rtol * fabs(spapt_reference) || spapt_diff < spapt_atol)) {
         fprintf(stderr, "@MARK@: checksum %.17g, reference %.17g\\n", spapt_value, spapt_reference);
         return 1;
       }

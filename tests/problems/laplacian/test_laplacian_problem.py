@@ -15,7 +15,8 @@ from gpautotune.problems.laplacian.generator import GeneratedKernel, generate_ke
 
 #: A kernel that never returns (a volatile store in a loop with a constant condition).
 HANG_SOURCE = """
-__kernel void laplacian(const __global uchar * psrc, __global uchar * pdst, const int width, const int height) {
+__kernel void laplacian(const __global uchar * psrc, __global uchar * pdst,
+                        const int width, const int height) {
   volatile __global uchar * q = pdst;
   for (;;) { q[0] = q[1]; }
 }

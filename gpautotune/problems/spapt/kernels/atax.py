@@ -51,7 +51,9 @@ KERNEL = Kernel(
         ),
     },
     timed="@C1\n@C2",
-    prologue="tmp = (double *) malloc(nx * sizeof(double));  /* every repetition, as in the original */",
+    prologue=(
+        "tmp = (double *) malloc(nx * sizeof(double));  /* every repetition, as in the original */"
+    ),
     sizes={"N": 40000, "nx": "N", "ny": "N"},
     small={"N": 2000, "nx": "N", "ny": "N"},
     declarations="double *A, *x, *y, *tmp;",

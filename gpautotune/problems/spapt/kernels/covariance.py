@@ -104,5 +104,7 @@ double float_n = 321414134.01, eps = 0.005;
             "non-rectangular register tiling: newlb_j/newub_j are not declared",
         ),
     ),
-    notes="data has max(m, n) + 10 columns (the original's UB indexing is avoided); 35 repetitions.",
+    notes=(
+        "data has max(m, n) + 10 columns (the original's UB indexing is avoided); 35 repetitions."
+    ),
 )

@@ -40,7 +40,9 @@ KERNEL = Kernel(
         ),
     },
     timed="@C1",
-    prologue="tmp = (double *) malloc(n * sizeof(double));  /* every repetition, as in the original */",
+    prologue=(
+        "tmp = (double *) malloc(n * sizeof(double));  /* every repetition, as in the original */"
+    ),
     sizes={"N": 40000, "n": "N"},
     small={"N": 2000, "n": "N"},
     declarations="""

@@ -9,6 +9,14 @@ from __future__ import annotations
 from gpautotune.problems.spapt._composite import Composite, one_level
 from gpautotune.problems.spapt._kernel import P12, R30, RT6, Kernel, flags, one, ordinals
 
+# the statement of the loop nest, one line in the block below
+_Y = (
+    "Y[i][j] = a0*X0[i][j] + a1*X1[i][j] + a2*X2[i][j]"
+    " + 2.0*b00*u0[i]*u0[j] + 2.0*b11*u1[i]*u1[j] + 2.0*b22*u2[i]*u2[j]"
+    " + b01*u0[i]*u1[j] + b01*u1[i]*u0[j] + b02*u0[i]*u2[j] + b02*u2[i]*u0[j]"
+    " + b12*u1[i]*u2[j] + b12*u2[i]*u1[j]"
+)
+
 KERNEL = Kernel(
     name="hessian",
     parameters=(
@@ -20,10 +28,10 @@ KERNEL = Kernel(
     constraints=(one("U_I", "U_J"),),
     blocks={
         "C1": Composite(
-            """
+            f"""
             for i = 0..N-1:
                 for j = 0..N-1:
-                    Y[i][j] = a0*X0[i][j] + a1*X1[i][j] + a2*X2[i][j] + 2.0*b00*u0[i]*u0[j] + 2.0*b11*u1[i]*u1[j] + 2.0*b22*u2[i]*u2[j] + b01*u0[i]*u1[j] + b01*u1[i]*u0[j] + b02*u0[i]*u2[j] + b02*u2[i]*u0[j] + b12*u1[i]*u2[j] + b12*u2[i]*u1[j]
+                    {_Y}
             """,
             tiles=one_level(("i", "T_I"), ("j", "T_J")),
             regtile=(("i", "RT_I"), ("j", "RT_J")),

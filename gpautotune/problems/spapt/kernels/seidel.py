@@ -12,6 +12,12 @@ from __future__ import annotations
 from gpautotune.problems.spapt._composite import Composite, two_level
 from gpautotune.problems.spapt._kernel import P12, R30, RT6, Kernel, flags, one, ordinals, tp
 
+# the statement of the loop nest, one line in the block below
+_A = (
+    "A[i][j] = (A[i-1][j-1] + A[i-1][j] + A[i-1][j+1] + A[i][j-1] + A[i][j] + A[i][j+1]"
+    " + A[i+1][j-1] + A[i+1][j] + A[i+1][j+1])/9.0"
+)
+
 KERNEL = Kernel(
     name="seidel",
     parameters=(
@@ -29,11 +35,11 @@ KERNEL = Kernel(
     ),
     blocks={
         "C1": Composite(
-            """
+            f"""
             for t = 0..T-1:
                 for i = 1..N-2:
                     for j = 1..N-2:
-                        A[i][j] = (A[i-1][j-1] + A[i-1][j] + A[i-1][j+1] + A[i][j-1] + A[i][j] + A[i][j+1] + A[i+1][j-1] + A[i+1][j] + A[i+1][j+1])/9.0
+                        {_A}
             """,
             tiles=two_level(("t", "T1_T", "T1_Ta"), ("i", "T1_I", "T1_Ia"), ("j", "T1_J", "T1_Ja")),
             regtile=(("t", "RT1_T"), ("i", "RT1_I"), ("j", "RT1_J")),

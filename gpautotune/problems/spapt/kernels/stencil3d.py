@@ -11,7 +11,10 @@ from gpautotune.problems.spapt._composite import Composite, two_level
 from gpautotune.problems.spapt._kernel import P12, R30, RT6, Kernel, flags, one, ordinals, tp
 
 _BODIES = {
-    1: "b[i][j][k] = f1*a[i][j][k] + f2*(a[i+1][j][k] + a[i-1][j][k] + a[i][j+1][k] + a[i][j-1][k] + a[i][j][k+1] + a[i][j][k-1])",
+    1: (
+        "b[i][j][k] = f1*a[i][j][k] + f2*(a[i+1][j][k] + a[i-1][j][k] + a[i][j+1][k]"
+        " + a[i][j-1][k] + a[i][j][k+1] + a[i][j][k-1])"
+    ),
     2: "a[i][j][k] = b[i][j][k]",
 }
 
