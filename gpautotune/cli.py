@@ -253,7 +253,8 @@ def _baseline_speedup(problem: Any, result: Any) -> None:
         evaluator.close()
     if measured.ok:
         console.print(
-            f"baseline {measured.value:.6g}; speedup of the best over it: {measured.value / result.best.value:.2f}x"
+            f"baseline {measured.value:.6g}; speedup of the best over it: "
+            f"{measured.value / result.best.value:.2f}x"
         )
     else:
         console.print(f"baseline configuration failed ({measured.status.value}): {measured.error}")
@@ -561,7 +562,8 @@ def compare(
             allow_imports=allow_imports,
         )
     console.print(
-        f"{result.completed}/{result.total} repetitions finished ({result.skipped} already in the journal), "
+        f"{result.completed}/{result.total} repetitions finished "
+        f"({result.skipped} already in the journal), "
         f"{len(result.failed)} failed, {result.wall_s:.0f} s on {result.workers} workers"
     )
     for outcome in result.failed[:5]:

@@ -13,7 +13,8 @@ runner = CliRunner()
 def booth_yaml(tmp_path):
     path = tmp_path / "booth.yaml"
     path.write_text(
-        f"problem: {{name: booth}}\nstrategy: {{name: sobol}}\nbudget: 12\nseed: 2\nstorage: {tmp_path / 'b.db'}\n"
+        "problem: {name: booth}\nstrategy: {name: sobol}\nbudget: 12\nseed: 2\n"
+        f"storage: {tmp_path / 'b.db'}\n"
     )
     return path
 

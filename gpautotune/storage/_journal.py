@@ -244,8 +244,9 @@ class Journal:
             return self.get_run(existing.id)
         try:
             self._conn.execute(
-                "INSERT INTO runs (key, problem, problem_settings, strategy, strategy_settings, seed, budget,"
-                " space, versions, host, started_at, label) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO runs (key, problem, problem_settings, strategy, strategy_settings,"
+                " seed, budget, space, versions, host, started_at, label)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     spec.key,
                     spec.problem,
@@ -342,8 +343,9 @@ class Journal:
 
     def get_run(self, run_id: int) -> RunRecord:
         row = self._conn.execute(
-            "SELECT id, key, problem, strategy, seed, budget, status, started_at, finished_at, label,"
-            " problem_settings, strategy_settings, space, versions, host FROM runs WHERE id=?",
+            "SELECT id, key, problem, strategy, seed, budget, status, started_at, finished_at,"
+            " label, problem_settings, strategy_settings, space, versions, host"
+            " FROM runs WHERE id=?",
             (run_id,),
         ).fetchone()
         if row is None:
@@ -392,8 +394,9 @@ class Journal:
             with self._sql("cannot store a trial in"), self._conn:
                 self._conn.execute("BEGIN IMMEDIATE")
                 self._conn.executemany(
-                    "INSERT INTO trials (run_id, number, config, status, value, samples, metrics, error, info,"
-                    " origin, started_at, duration_s) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "INSERT INTO trials (run_id, number, config, status, value, samples, metrics,"
+                    " error, info, origin, started_at, duration_s)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                     rows,
                 )
                 self._conn.executemany(
@@ -430,8 +433,8 @@ class Journal:
     def trials(self, run_id: int) -> list[Trial]:
         """Every trial of a run, in number order."""
         rows = self._conn.execute(
-            "SELECT number, config, status, value, samples, metrics, error, info, origin, started_at, duration_s"
-            " FROM trials WHERE run_id=? ORDER BY number",
+            "SELECT number, config, status, value, samples, metrics, error, info, origin,"
+            " started_at, duration_s FROM trials WHERE run_id=? ORDER BY number",
             (run_id,),
         ).fetchall()
         return [

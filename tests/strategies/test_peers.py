@@ -337,7 +337,7 @@ def test_the_comparison_files_name_the_peers_and_every_cache() -> None:
     assert {"gpr", "random"} <= names and names - {"gpr", "random"} <= set(PEER_STRATEGIES)
     for family in ("optuna-", "kt-"):  # SMAC's runs cost too much: K40c only (docs/peers.md)
         assert any(n.startswith(family) for n in names), family
-    assert config.repetitions >= 20 and config.budget == 120 and config.checkpoints == [60, 120]
+    assert config.repetitions >= 10 and config.budget == 120 and config.checkpoints == [60, 120]
     caches = [p.options["path"] for p in config.problems if p.name == "kt-cache"]
     assert len(caches) == 12 and all(find_data(c).is_file() for c in caches)
     assert [p.name for p in config.problems].count("laplacian-replay") == 1

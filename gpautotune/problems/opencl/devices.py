@@ -44,12 +44,16 @@ _log = logging.getLogger(__name__)
 #: The folder :func:`register_icd` put in ``OCL_ICD_VENDORS`` in this process, if any.
 _REGISTERED_FOLDER: list[str | None] = [None]
 
-INSTALL_HINT = "install an OpenCL runtime with `pip install pyopencl pocl-binary-distribution` (PoCL, CPU OpenCL)"
+INSTALL_HINT = (
+    "install an OpenCL runtime with `pip install pyopencl pocl-binary-distribution`"
+    " (PoCL, CPU OpenCL)"
+)
 #: What to try when a device is listed but cannot compile (PoCL 3.0's LLVM 14 does not
 #: know recent CPUs and fails with "unknown target CPU 'generic'").
 COMPILER_HINT = (
-    "choose another device (`gpautotune devices`), or install a CPU OpenCL that knows this CPU, e.g."
-    " `pip install intel-opencl-rt` (found automatically in this environment's lib/ folder)"
+    "choose another device (`gpautotune devices`), or install a CPU OpenCL that knows this"
+    " CPU, e.g. `pip install intel-opencl-rt` (found automatically in this environment's"
+    " lib/ folder)"
 )
 #: The environment variable that gives a process (a Dask worker) its own OpenCL device:
 #: ``PLATFORM:DEVICE`` (name substrings or indices, e.g. ``nvidia:1``), or ``DEVICE``
@@ -213,7 +217,8 @@ def select_device(platform: str | int | None = None, device: str | int | None = 
     if not picked:
         listing = "; ".join(d.label() for d in every)
         raise DeviceError(
-            f"no OpenCL device matches platform={platform!r} device={device!r}; available: {listing}"
+            f"no OpenCL device matches platform={platform!r} device={device!r}; "
+            f"available: {listing}"
         )
     return picked[0]
 
