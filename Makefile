@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q $(TORCH)
-	$(BIN)/python -m pip install -q -e ".[opencl,dev]" --config-settings editable_mode=compat
+	$(BIN)/python -m pip install -q -e ".[opencl,dev,peers]" --config-settings editable_mode=compat
 	bash scripts/install-opencl.sh
 	touch $(STAMP)
 
