@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "sensitivity"
 sys.path.insert(0, str(ROOT))
 
-from tests.analysis.functions import (  # noqa: E402 - the test functions and their exact indices
+from gpautotune.sensitivity.reference_functions import (  # noqa: E402 - exact indices
     g_function,
     g_space,
     g_truth,

@@ -4,10 +4,7 @@ import pytest
 
 from gpautotune.exceptions import ConfigError
 from gpautotune.sensitivity import PosteriorPaths, sobol_indices, surrogate_indices
-from gpautotune.space import IntRange, Real, Space
-from gpautotune.space._sampling import unit_sample
-from gpautotune.surrogate import GPSettings, GPSurrogate
-from tests.sensitivity.functions import (
+from gpautotune.sensitivity.reference_functions import (
     g_function,
     g_space,
     g_truth,
@@ -15,6 +12,9 @@ from tests.sensitivity.functions import (
     ishigami_space,
     ishigami_truth,
 )
+from gpautotune.space import IntRange, Real, Space
+from gpautotune.space._sampling import unit_sample
+from gpautotune.surrogate import GPSettings, GPSurrogate
 
 COLUMNS = ["parameter", "S1", "S1_low", "S1_high", "ST", "ST_low", "ST_high", "rank"]
 

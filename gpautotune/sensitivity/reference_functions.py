@@ -1,5 +1,7 @@
-"""Test functions with known Sobol indices (Ishigami; Sobol's g-function, continuous and
-on a discrete grid), computed from their analytic variance decompositions."""
+"""Reference functions with known Sobol indices (Ishigami; Sobol's g-function, continuous
+and on a discrete grid), computed from their analytic variance decompositions, as
+SALib's ``test_functions``: the tests and ``benchmarks/sensitivity.py`` check the
+estimators against them."""
 
 from __future__ import annotations
 
