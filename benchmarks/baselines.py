@@ -357,7 +357,7 @@ def main() -> None:
         labels = args.methods or list(methods)
         start = time.time()
         runs = run(args.what, labels, args.reps, args.workers, args.first)
-        target = OUT / f"{args.what}_runs.csv"
+        target = OUT / f"{args.what}_runs.csv.gz"  # per-run rows, compressed
         if target.exists():
             old = pd.read_csv(target)
             old = old[
@@ -373,7 +373,7 @@ def main() -> None:
     seeds = seeds_table().round(4)
     seeds.to_csv(OUT / "seeds_summary.csv")
     for kind in ("laplacian", "bits"):
-        path = OUT / f"{kind}_runs.csv"
+        path = OUT / f"{kind}_runs.csv.gz"
         if path.exists():
             order = list(LAPLACIAN_METHODS if kind == "laplacian" else BITS_METHODS)
             table = summarise(pd.read_csv(path)).round(4)
@@ -384,8 +384,8 @@ def main() -> None:
                 (OUT / "laplacian_table.md").write_text(comparison(table, seeds) + "\n")
                 print(comparison(table, seeds))
     print("seeds\n", seeds.to_string())
-    if (OUT / "laplacian_runs.csv").exists():
-        figure(pd.read_csv(OUT / "laplacian_runs.csv"), OUT / "laplacian_slowdowns.png")
+    if (OUT / "laplacian_runs.csv.gz").exists():
+        figure(pd.read_csv(OUT / "laplacian_runs.csv.gz"), OUT / "laplacian_slowdowns.png")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ record the best accuracy loss (Top-1 points against the uniform 8-bit network); 
 round-robin rule; write per-trial CSVs, a summary (mean and 95% t interval over seeds),
 the best-so-far figure with bands and one policy heat map per strategy.
 
-Results of strategies run earlier into the same ``--out`` folder (``trials-<name>.csv``
+Results of strategies run earlier into the same ``--out`` folder (``trials-<name>-<tag>.csv.gz``
 with the same size limit and budget) are merged into the summary, so the GPR strategy
 can be added later::
 
@@ -217,9 +217,10 @@ def main(argv: list[str] | None = None) -> None:
                 storage=args.storage or None,
                 size_limit=args.size_limit,
             )
-        frame.to_csv(args.out / f"trials-{name}-{tag}.csv", index=False)
+        frame.to_csv(args.out / f"trials-{name}-{tag}.csv.gz", index=False)
+    files = sorted(args.out.glob(f"trials-*-{tag}.csv.gz"))
     trials = pd.concat(
-        [pd.read_csv(f, dtype={"bits": str}) for f in sorted(args.out.glob(f"trials-*-{tag}.csv"))],
+        [pd.read_csv(f, dtype={"bits": str}) for f in files],
         ignore_index=True,
     )
     summary = summarise(trials)

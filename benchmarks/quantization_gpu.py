@@ -7,7 +7,7 @@ search on CUDA for each strategy and seed, writing everything to OUT::
     python benchmarks/quantization_gpu.py OUT --strategies gpr sobol random --seeds 10
 
 Writes ``OUT/timing.json`` (median seconds of one evaluation, first and cached, GPU and
-CPU), ``OUT/trials-<strategy>-<tag>.csv``, ``OUT/summary-<tag>.csv`` (mean best accuracy
+CPU), ``OUT/trials-<strategy>-<tag>.csv.gz``, ``OUT/summary-<tag>.csv`` (mean best accuracy
 loss and its 95% t interval over seeds), ``OUT/settings-<tag>.json`` and the figures
 ``best_so_far-<tag>.png`` and ``trace-<strategy>-<tag>.png``.
 """
@@ -108,9 +108,10 @@ def main(argv: list[str] | None = None) -> None:
             storage=storage,
             size_limit=args.size_limit,
         )
-        frame.to_csv(args.out / f"trials-{name}-{tag}.csv", index=False)
+        frame.to_csv(args.out / f"trials-{name}-{tag}.csv.gz", index=False)
+    files = sorted(args.out.glob(f"trials-*-{tag}.csv.gz"))
     trials = pd.concat(
-        [pd.read_csv(f, dtype={"bits": str}) for f in sorted(args.out.glob(f"trials-*-{tag}.csv"))],
+        [pd.read_csv(f, dtype={"bits": str}) for f in files],
         ignore_index=True,
     )
     summary = summarise(trials)
