@@ -152,3 +152,15 @@ def test_bad_worker_options_exit_2_with_one_line(booth_yaml, options, message):
     result = runner.invoke(app, ["tune", str(booth_yaml), *options])
     assert result.exit_code == 2 and message in result.output
     assert "Traceback" not in result.output
+
+
+def test_help_lists_the_commands_in_their_order():
+    out = runner.invoke(app, ["-h"], terminal_width=100)
+    assert out.exit_code == 0, out.output
+    commands = ("tune", "list", "show", "export", "space", "devices", "compare", "report")
+    listed = [
+        line.split()[1]
+        for line in out.output.splitlines()
+        if line.startswith("│ ") and line.split()[1] in (*commands, "explain", "spapt")
+    ]
+    assert listed == [*commands, "explain", "spapt"]

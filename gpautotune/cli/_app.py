@@ -1,0 +1,106 @@
+"""The Typer app, its ``--version`` callback, the shared options and output helpers."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from gpautotune.exceptions import GPAutotuneError
+
+HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
+app = typer.Typer(
+    help="gpautotune: Bayesian-optimization autotuning with Gaussian processes.\n\n"
+    "Start with `gpautotune list` (problems and strategies, with their options) and "
+    "`gpautotune tune FILE.yaml`; `gpautotune COMMAND -h` explains each command.",
+    no_args_is_help=True,
+    add_completion=False,
+    context_settings=HELP_OPTIONS,
+)
+console = Console()
+err_console = Console(stderr=True)
+F = TypeVar("F", bound=Callable[..., Any])
+AllowImports = Annotated[
+    bool,
+    typer.Option(
+        "--allow-imports", help="let the file import the Python code it names (module:function)"
+    ),
+]
+DaskScheduler = Annotated[
+    str | None, typer.Option(help="a running Dask scheduler, tcp://HOST:PORT")
+]
+DaskWorkers = Annotated[int | None, typer.Option(help="local Dask worker processes")]
+Overrides = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set", help="override a key of the file, e.g. problem.sizes.n=4096 (repeatable)"
+    ),
+]
+
+
+def _version(value: bool) -> None:
+    if value:
+        from gpautotune.version import __version__
+
+        console.print(f"gpautotune {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="print the version"),
+    ] = False,
+) -> None:
+    """The options every command shares (``--version``)."""
+
+
+def journal_file(db: str) -> Path:
+    """The existing journal file that ``db`` (a path or ``sqlite:///`` URL) names."""
+    from gpautotune.storage import journal_path
+
+    path = journal_path(db)
+    if path == ":memory:" or not Path(path).is_file():
+        raise GPAutotuneError(f"journal {db!r} does not exist")
+    return Path(path)
+
+
+def user_errors(fn: F) -> F:
+    """Print a gpautotune error as one line and exit with code 2 (no traceback); end
+    cleanly on SIGTERM/SIGHUP."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from gpautotune.execution import signals_end_cleanly
+
+        try:
+            with signals_end_cleanly():
+                return fn(*args, **kwargs)
+        except GPAutotuneError as exc:
+            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            raise typer.Exit(code=2) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def fmt(value: Any) -> str:
+    """A value as a table cell: floats with 6 significant digits."""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def config_table(title: str, config: dict[str, Any]) -> Table:
+    """A configuration as a two-column table (parameter, value)."""
+    table = Table(title=title, show_header=True)
+    table.add_column("parameter")
+    table.add_column("value")
+    for k, v in config.items():
+        table.add_row(k, fmt(v))
+    return table

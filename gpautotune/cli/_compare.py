@@ -1,0 +1,115 @@
+"""``gpautotune compare`` (run a comparison on Dask) and ``report`` (write a journal's
+report)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from gpautotune.cli._app import (
+    AllowImports,
+    DaskScheduler,
+    DaskWorkers,
+    console,
+    journal_file,
+    user_errors,
+)
+from gpautotune.progress import ProgressBar
+
+
+@user_errors
+def compare(
+    config: Annotated[
+        Path, typer.Argument(help="comparison YAML (problems x strategies x repetitions)")
+    ],
+    scheduler: DaskScheduler = None,
+    workers: DaskWorkers = None,
+    db: Annotated[str | None, typer.Option(help="journal replacing the file's storage")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="report folder (default: the file's `output`, else beside the journal)"),
+    ] = None,
+    reference: Annotated[
+        str | None, typer.Option(help="strategy label the others are compared with")
+    ] = None,
+    only: Annotated[
+        list[str] | None, typer.Option(help="run only the strategies with this label (repeatable)")
+    ] = None,
+    problem: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="run only the problems of this name or family, e.g. gemm for gemm/* (repeatable)"
+        ),
+    ] = None,
+    allow_imports: AllowImports = False,
+) -> None:
+    """Run (or resume) a repeated comparison on Dask, then write its report."""
+    from gpautotune.comparison import run_comparison
+
+    with ProgressBar("repetitions", None, console=console) as bar:
+
+        def on_progress(done: int, total: int, outcome: Any) -> None:
+            failed[0] += outcome is not None and not outcome.ok
+            bar.update(done, total=total, status=f"{failed[0]} failed" if failed[0] else "")
+
+        failed = [0]
+        result = run_comparison(
+            config,
+            scheduler=scheduler,
+            workers=workers,
+            progress=on_progress,
+            only=only or None,
+            storage=db,
+            problems_only=problem or None,
+            allow_imports=allow_imports,
+        )
+    console.print(
+        f"{result.completed}/{result.total} repetitions finished "
+        f"({result.skipped} already in the journal), "
+        f"{len(result.failed)} failed, {result.wall_s:.0f} s on {result.workers} workers"
+    )
+    for outcome in result.failed[:5]:
+        console.print(f"[red]failed[/]: {outcome}")
+    _write_report(result.storage, out, reference, None)
+    if result.failed:
+        raise typer.Exit(code=1)
+
+
+def _write_report(
+    storage: str, out: Path | None, reference: str | None, checkpoints: list[int] | None
+) -> None:
+    """Analyse a journal (with the comparison's stored settings) and write its report."""
+    from gpautotune.analysis import analyse, report_dir, summary_table
+
+    with console.status("analysing the runs"):
+        result = analyse(storage, reference=reference, checkpoints=checkpoints)
+    folder = out or report_dir(storage)
+    with console.status(f"writing tables and figures into {folder}"):
+        files = result.write(folder)
+    console.print(summary_table(result))
+    console.print(f"report: {len(files)} files in {folder}")
+
+
+@user_errors
+def report(
+    db: Annotated[
+        str,
+        typer.Argument(help="journal of runs (a comparison's storage or any tuning journal)"),
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(help="report folder (default: the comparison's, as `compare` writes)"),
+    ] = None,
+    reference: Annotated[
+        str | None, typer.Option(help="strategy label the others are compared with")
+    ] = None,
+    checkpoint: Annotated[
+        list[int] | None,
+        typer.Option(help="budget to tabulate (repeatable; default: the comparison's)"),
+    ] = None,
+) -> None:
+    """Tables (Markdown, CSV) and figures (PNG) of the runs in a journal; for a
+    comparison's journal, the same report as `compare` writes."""
+    _write_report(str(journal_file(db)), out, reference, checkpoint or None)

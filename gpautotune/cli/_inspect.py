@@ -1,0 +1,261 @@
+"""Commands that look things up: ``list``, ``show``, ``export``, ``space``, ``devices``,
+``explain``."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from gpautotune.cli._app import (
+    AllowImports,
+    Overrides,
+    console,
+    fmt,
+    journal_file,
+    user_errors,
+)
+from gpautotune.exceptions import GPAutotuneError
+from gpautotune.progress import ProgressBar
+
+
+@user_errors
+def list_(
+    name: Annotated[
+        str | None,
+        typer.Argument(
+            help="`problems`, `strategies`, or one problem or strategy to show in detail"
+        ),
+    ] = None,
+) -> None:
+    """Problems and strategies with their options and defaults (what a tuning file's
+    `problem:` and `strategy:` sections take)."""
+    from gpautotune.catalog import entries, find_entry, options_table, overview_table
+
+    with console.status("reading the problems' and strategies' options"):
+        kinds = {"problems": "problem", "strategies": "strategy"}
+        if name is None or name in kinds:
+            shown = [k for k in kinds if name in (None, k)]
+            tables = [overview_table(entries(kinds[k]), k) for k in shown]  # type: ignore[arg-type]
+        else:
+            tables = [options_table(e) for e in find_entry(name)]
+    for table in tables:
+        console.print(table)
+    if name is None:
+        console.print("`gpautotune list NAME` shows one problem or strategy in detail.")
+
+
+@user_errors
+def show(
+    db: Annotated[str, typer.Argument(help="trial journal (a path or sqlite:///PATH)")],
+    run: Annotated[int | None, typer.Option(help="only this run id")] = None,
+    name: Annotated[str | None, typer.Option(help="only the runs of this name")] = None,
+    top: Annotated[int, typer.Option(help="best trials to list per run")] = 5,
+) -> None:
+    """List the runs of a journal (with their names) and their best trials."""
+    from gpautotune.storage import Journal
+    from gpautotune.tuner import best_trial
+
+    journal = Journal(journal_file(db), read_only=True)
+    runs = [journal.get_run(run)] if run is not None else journal.runs()
+    runs = [r for r in runs if name is None or r.label == name]
+    overview = Table(title=f"runs in {db}")
+    columns = ("run", "name", "problem", "strategy", "seed", "budget", "used", "failed", "best")
+    for col in (*columns, "status"):
+        overview.add_column(col)
+    details = []
+    for r in runs:
+        trials = journal.trials(r.id)
+        counted = [t for t in trials if t.counts_in_budget]
+        best = best_trial(trials)
+        overview.add_row(
+            str(r.id),
+            r.label or "-",
+            r.problem,
+            r.strategy,
+            str(r.seed),
+            str(r.budget),
+            str(len(counted)),
+            str(sum(not t.ok for t in counted)),
+            fmt(best.value) if best else "-",
+            r.status,
+        )
+        details.append((r, sorted((t for t in trials if t.ok), key=lambda t: t.value)[:top]))
+    console.print(overview)
+    for r, best in details:
+        if not best:
+            continue
+        named = f" ({r.label})" if r.label else ""
+        table = Table(title=f"run {r.id}{named}: best {len(best)} trials")
+        names = list(best[0].config)
+        for col in ("trial", "value", *names):
+            table.add_column(col, no_wrap=col in ("trial", "value"))
+        for t in best:
+            table.add_row(str(t.number), fmt(t.value), *(fmt(t.config[n]) for n in names))
+        console.print(table)
+
+
+@user_errors
+def export(
+    db: Annotated[str, typer.Argument(help="trial journal (a path or sqlite:///PATH)")],
+    csv: Annotated[Path | None, typer.Option(help="write a CSV file")] = None,
+    parquet: Annotated[Path | None, typer.Option(help="write a Parquet file")] = None,
+    t4: Annotated[
+        Path | None, typer.Option(help="write one run as a T4 results file (JSON)")
+    ] = None,
+    validate: Annotated[
+        bool, typer.Option(help="check the T4 file against its schema (needs jsonschema)")
+    ] = False,
+    run: Annotated[int | None, typer.Option(help="only this run id")] = None,
+) -> None:
+    """Export the trials of a journal as CSV, Parquet and/or T4 (Kernel Tuner's results
+    format); tables carry each run's name in the `label` column."""
+    from gpautotune.storage import Journal, export_t4, export_table
+
+    file = journal_file(db)
+    if csv is None and parquet is None and t4 is None:
+        raise GPAutotuneError("give --csv PATH, --parquet PATH and/or --t4 PATH")
+    journal = Journal(file, read_only=True)
+    for path in (csv, parquet):
+        if path is not None:
+            console.print(f"wrote {export_table(journal, path, run)}")
+    if t4 is not None:
+        console.print(f"wrote {export_t4(journal, t4, run, validate=validate)}")
+
+
+@user_errors
+def space(
+    config: Annotated[
+        Path, typer.Argument(help="YAML tuning file, or a Kernel Tuner cache / T4 file")
+    ],
+    allow_imports: AllowImports = False,
+    set_: Overrides = None,
+) -> None:
+    """Describe the search space of CONFIG: parameters, raw size, valid count (and, for a
+    replayed Kernel Tuner cache or T4 file, the failed rows)."""
+    from gpautotune.config import build_problem, load_config
+
+    if config.name.endswith((".json", ".json.gz")):
+        from gpautotune.problems.kt_cache import kt_cache_problem
+
+        problem = kt_cache_problem(config)
+    else:
+        problem = build_problem(
+            load_config(config, set_ or ()).problem, allow_imports=allow_imports
+        )
+    sp = problem.space
+    table = Table(title=f"{problem.name}: {sp.dims} parameters")
+    table.add_column("parameter")
+    table.add_column("kind")
+    table.add_column("levels")
+    for p in sp.parameters:
+        d = p.describe()
+        levels = list(p.levels) if p.is_discrete else [d["low"], d["high"]]
+        shown = (
+            ", ".join(map(fmt, levels))
+            if len(levels) <= 12
+            else f"{fmt(levels[0])} .. {fmt(levels[-1])} ({len(levels)})"
+        )
+        kind = d["kind"] + (f" ({d['scale']})" if d.get("scale") in ("log2", "linear") else "")
+        table.add_row(p.name, kind, shown)
+    console.print(table)
+    for c in sp.constraints:
+        console.print(f"  constraint: {c.text}")
+    with console.status("counting valid configurations"):
+        count = sp.count_valid()
+    raw = (
+        "inf" if math.isinf(sp.size) else f"{sp.size:,.0f}" if sp.size < 1e15 else f"{sp.size:.3e}"
+    )
+    console.print(f"raw size: {raw}")
+    if count.exact:
+        console.print(
+            f"valid: {count.estimate:,.0f} (exact, {count.fraction:.2%} of the raw space)"
+        )
+    else:
+        console.print(
+            f"valid: about {count.estimate:.3e} (95% CI {count.low:.3e} .. {count.high:.3e}; "
+            f"{count.fraction:.3%} of raw, estimated from samples)"
+        )
+    _failed_rows(problem)
+
+
+def _failed_rows(problem: Any) -> None:
+    """The failed rows of a replayed file (each costs an evaluation when proposed)."""
+    failures = getattr(problem, "failures", None)
+    if failures is None:
+        return
+    constants = ", ".join(f"{k}={v}" for k, v in getattr(problem, "constants", {}).items())
+    if constants:
+        console.print(f"constants (single-level keys, not tuned): {constants}")
+    kinds = ", ".join(f"{s.value} {n:,}" for s, n in failures.items())
+    console.print(
+        f"failed: {problem.failed_rows:,} of the valid rows{f' ({kinds})' if kinds else ''}"
+    )
+    violating, examples = getattr(problem, "violations", (0, []))
+    if violating:
+        console.print(
+            f"rows violating the restrictions (left out): {violating:,}, e.g. {examples[0]}"
+        )
+
+
+@user_errors
+def devices() -> None:
+    """List OpenCL platforms and devices, and whether each can build kernels."""
+    from gpautotune.problems.opencl import compiler_problem, list_devices
+
+    table = Table(title="OpenCL devices")
+    for col in (
+        "platform",
+        "device",
+        "name",
+        "type",
+        "driver",
+        "CUs",
+        "max work group",
+        "builds kernels",
+    ):
+        table.add_column(col)
+    for info in list_devices():
+        problem = compiler_problem(info)
+        table.add_row(
+            f"{info.platform_index}: {info.platform}",
+            str(info.device_index),
+            info.device,
+            info.device_type,
+            info.driver_version,
+            str(info.compute_units),
+            str(info.max_work_group_size),
+            "yes" if problem is None else f"no: {problem.splitlines()[0][:60]}",
+        )
+    console.print(table)
+
+
+@user_errors
+def explain(
+    db: Annotated[str, typer.Argument(help="journal of a finished GPR run")],
+    run: Annotated[int | None, typer.Option(help="run id (default: the last run)")] = None,
+    out: Annotated[Path | None, typer.Option(help="folder for the bar chart and CSV")] = None,
+    domain: Annotated[
+        str, typer.Option(help="box (encoded box) or valid (valid configurations only)")
+    ] = "box",
+    paths: Annotated[int, typer.Option(help="GP posterior sample paths")] = 32,
+) -> None:
+    """Sobol indices (S1, ST with intervals) of each parameter, from the run's GP."""
+    from gpautotune.analysis.explain import EXPLAIN_STEPS, explain_run, indices_table
+
+    file = journal_file(db)
+    with ProgressBar("explaining", EXPLAIN_STEPS, console=console, transient=True) as bar:
+        table, chart = explain_run(
+            file,
+            run,
+            out_dir=out or file.with_suffix(""),
+            domain=domain,
+            paths=paths,
+            progress=lambda i, what: bar.update(i, description=what),
+        )
+    console.print(indices_table(table))
+    if chart is not None:
+        console.print(f"chart: {chart}")
