@@ -146,7 +146,7 @@ class LaplacianRunner:
         try:
             clk = cl.Kernel(built.program, KERNEL_NAME)
             limits = LaunchLimits.of(clk, self.device)
-            meta["kernel_max_work_group_size"] = limits.work_group_size
+            meta.update(limits.as_metrics())
             refusal = limits.refusal(kernel.local_size)
             if refusal is not None:
                 return Measurement.failure(
