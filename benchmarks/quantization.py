@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from gpautotune.analysis import save_figure
 from gpautotune.problems.quantization import QuantizationProblem, digits_problem
 from gpautotune.quantization import history_frame, mean_ci, plot_best_so_far, plot_policy_trace
 from gpautotune.strategies import strategy_options
@@ -147,7 +148,7 @@ def figures(
     trials: pd.DataFrame, problem: QuantizationProblem, out: Path, title: str, tag: str
 ) -> None:
     searches = trials[trials["strategy"] != "round-robin"]
-    plot_best_so_far(searches, title=title).savefig(out / f"best_so_far-{tag}.png", dpi=110)
+    save_figure(plot_best_so_far(searches, title=title), out / f"best_so_far-{tag}.png", dpi=110)
     for name, group in trials.groupby("strategy"):
         first = group[group["seed"] == group["seed"].min()].sort_values("number")
         bits = pd.DataFrame(
@@ -161,7 +162,7 @@ def figures(
             reference=problem.reference.top1,
             title=f"{name}, seed {first['seed'].iloc[0]}",
         )
-        fig.savefig(out / f"trace-{name}-{tag}.png", dpi=80)
+        save_figure(fig, out / f"trace-{name}-{tag}.png", dpi=80)
 
 
 def _device_name(device: str) -> str:

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gpautotune.analysis import load_runs
+from gpautotune.analysis import load_runs, save_figure
 from gpautotune.problems import find_data
 from gpautotune.storage import Journal
 from gpautotune.trial import Trial
@@ -222,7 +222,7 @@ def figure(ours: pd.DataFrame, thesis: pd.DataFrame, path: Path) -> None:
         ax.legend(fontsize=7, loc="upper right")
     np.atleast_1d(axes)[-1].set_xlabel("slowdown vs the optimum (values above 2 drawn at 2)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
 
 
 def main() -> None:
