@@ -64,15 +64,12 @@ def row(config: dict[str, Any], m: Any, **extra: Any) -> dict[str, Any]:
 
 
 def environment(problem: Any) -> dict[str, Any]:
+    """The problem's description (device, driver, sizes, repeats) and the host."""
     d = problem.device_info
     return {
-        "device": d.device,
-        "platform": d.platform,
+        **problem.describe(),
         "platform_version": d.platform_version,
-        "driver_version": d.driver_version,
         "compute_units": d.compute_units,
-        "sizes": [list(s) for s in problem.sizes],
-        "repeats": problem.repeats,
         "host": host_platform.node(),
     }
 
