@@ -22,7 +22,6 @@ import argparse
 import os
 import time
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -159,9 +158,11 @@ def efficiency(args: argparse.Namespace) -> pd.DataFrame:
         for seed in range(args.first_seed, args.first_seed + args.seeds)
         for n in args.workers
     ]
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    with ProcessPoolExecutor(args.jobs) as pool:
-        rows = list(pool.map(_simulated_star, jobs))
+    from gpautotune.parallel import dask_client
+
+    os.environ.setdefault("OMP_NUM_THREADS", "1")  # inherited by the local Dask workers
+    with dask_client(None, args.jobs) as client:
+        rows = client.gather(client.map(_simulated_star, jobs, pure=False))
     frame = pd.DataFrame(rows).drop(columns="configs")
     frame.to_csv(OUT / f"efficiency_runs_{args.tag}.csv", index=False)
     return summarise_efficiency(frame)

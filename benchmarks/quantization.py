@@ -10,8 +10,16 @@ with the same size limit and budget) are merged into the summary, so the GPR str
 can be added later::
 
     python benchmarks/quantization.py --strategies random sobol --seeds 10
-    # adds gpr, seeds in parallel
+    # adds gpr, seeds in parallel on local Dask workers (in-memory journals)
     python benchmarks/quantization.py --strategies gpr --seeds 10 --jobs 10
+    # on a GPU: the wider network on CUDA, one evaluation timed on the GPU and the CPU
+    python benchmarks/quantization.py --device cuda --width 64 --compare-cpu --threads 16 \
+        --strategies gpr random --seeds 1 --storage OUT/journal.db --out OUT
+
+Writes ``trials-<strategy>-<tag>.csv.gz``, ``summary-<tag>.csv``, ``settings-<tag>.json``,
+the figures ``best_so_far-<tag>.png`` and ``trace-<strategy>-<tag>.png`` (``<tag>``:
+``limit<L>-b<B>``, ``w<W>-`` first for another width than 16) and, with
+``--compare-cpu``, ``timing.json``.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from gpautotune.analysis import save_figure
 from gpautotune.problems.quantization import QuantizationProblem, digits_problem
 from gpautotune.quantization import history_frame, mean_ci, plot_best_so_far, plot_policy_trace
 from gpautotune.strategies import strategy_options
@@ -102,7 +111,7 @@ def run_strategy(
 
 
 def _one_seed(job: tuple) -> pd.DataFrame:
-    """One seed of one strategy in a worker process (``--jobs``); torch on one thread."""
+    """One seed of one strategy on a Dask worker (``--jobs``); torch on one thread."""
     size_limit, width, device, name, seed, budget, n_init = job
     torch.set_num_threads(1)
     problem = digits_problem(size_limit=size_limit, width=width, device=device)
@@ -139,7 +148,7 @@ def figures(
     trials: pd.DataFrame, problem: QuantizationProblem, out: Path, title: str, tag: str
 ) -> None:
     searches = trials[trials["strategy"] != "round-robin"]
-    plot_best_so_far(searches, title=title).savefig(out / f"best_so_far-{tag}.png", dpi=110)
+    save_figure(plot_best_so_far(searches, title=title), out / f"best_so_far-{tag}.png", dpi=110)
     for name, group in trials.groupby("strategy"):
         first = group[group["seed"] == group["seed"].min()].sort_values("number")
         bits = pd.DataFrame(
@@ -153,10 +162,63 @@ def figures(
             reference=problem.reference.top1,
             title=f"{name}, seed {first['seed'].iloc[0]}",
         )
-        fig.savefig(out / f"trace-{name}-{tag}.png", dpi=80)
+        save_figure(fig, out / f"trace-{name}-{tag}.png", dpi=80)
 
 
-def main(argv: list[str] | None = None) -> None:
+def _device_name(device: str) -> str:
+    if device.startswith("cuda"):
+        return torch.cuda.get_device_name(torch.device(device))
+    return platform.processor()
+
+
+def compare_devices(args: argparse.Namespace, problem: QuantizationProblem) -> dict:
+    """One evaluation timed on ``--device`` and, with the same model, on the CPU."""
+    from gpautotune.problems.quantization import DigitsTraining, digits_loaders, digits_model
+
+    model = digits_model(DigitsTraining(width=args.width), device=args.device).cpu()
+    cpu = QuantizationProblem(model, digits_loaders()[1], size_limit=args.size_limit, device="cpu")
+    timing = {
+        "gpu": time_evaluations(problem),
+        "cpu": time_evaluations(cpu),
+        "gpu_name": _device_name(args.device),
+        "cpu_threads": args.threads,
+        "weights": sum(layer.n_weights for layer in problem.policies.layers),
+        "layers": len(problem.layers),
+        "width": args.width,
+    }
+    (args.out / "timing.json").write_text(json.dumps(timing, indent=2))
+    return timing
+
+
+def search(args: argparse.Namespace, problem: QuantizationProblem, name: str, tag: str) -> None:
+    """Every seed of one strategy (round-robin: one run), its trials written to ``out``."""
+    seeds = [0] if name == "round-robin" else list(range(1, args.seeds + 1))
+    if args.jobs > 1 and name != "round-robin":
+        from gpautotune.parallel import dask_client
+
+        jobs = [
+            (args.size_limit, args.width, args.device, name, s, args.budget, args.n_init)
+            for s in seeds
+        ]
+        # Dask's worker processes are spawned, not forked: this process already ran
+        # autograd (training, timing), and a forked child could not (every GP fit fails).
+        with dask_client(None, args.jobs) as client:
+            frames = client.gather(client.map(_one_seed, jobs, pure=False))
+        frame = pd.concat(frames, ignore_index=True)
+    else:
+        frame = run_strategy(
+            problem,
+            name,
+            seeds,
+            budget=args.budget,
+            n_init=args.n_init,
+            storage=args.storage or None,
+            size_limit=args.size_limit,
+        )
+    frame.to_csv(args.out / f"trials-{name}-{tag}.csv.gz", index=False)
+
+
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -167,11 +229,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument(
         "--size-limit", type=float, default=0.07, help="fraction of the float32 weight size"
     )
-    p.add_argument("--width", type=int, default=16)
-    p.add_argument("--device", default="cpu")
+    p.add_argument("--width", type=int, default=16, help="first-stage channels (64: 2.77M weights)")
+    p.add_argument("--device", default="cpu", help="cpu or cuda")
+    p.add_argument("--compare-cpu", action="store_true", help="time one evaluation on the CPU too")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     p.add_argument(
-        "--jobs", type=int, default=1, help="seeds run in parallel processes (in-memory journals)"
+        "--jobs", type=int, default=1, help="seeds run on local Dask workers (in-memory journals)"
     )
     p.add_argument(
         "--storage",
@@ -179,8 +242,14 @@ def main(argv: list[str] | None = None) -> None:
         help="journal (resumable); '' for memory",
     )
     p.add_argument("--out", type=Path, default=Path("benchmarks/results/quantization"))
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if args.device.startswith("cuda") and not torch.cuda.is_available():
+        raise SystemExit("no CUDA device: run with --device cpu")
     torch.set_num_threads(args.threads)
     args.out.mkdir(parents=True, exist_ok=True)
     if args.storage:
@@ -190,39 +259,14 @@ def main(argv: list[str] | None = None) -> None:
     logging.info(
         "one policy evaluation: %.4f s first, %.4f s cached", timing["first_s"], timing["cached_s"]
     )
-    seeds = list(range(1, args.seeds + 1))
-    tag = f"limit{args.size_limit:g}-b{args.budget}"
+    if args.compare_cpu:
+        logging.info("timing on two devices: %s", compare_devices(args, problem))
+    wide = f"w{args.width}-" if args.width != 16 else ""
+    tag = f"{wide}limit{args.size_limit:g}-b{args.budget}"
     for name in [*args.strategies, "round-robin"]:
-        if args.jobs > 1 and name != "round-robin":
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
-
-            jobs = [
-                (args.size_limit, args.width, args.device, name, s, args.budget, args.n_init)
-                for s in seeds
-            ]
-            # spawn, not fork: this process already ran autograd (training, timing), and a
-            # forked child cannot use autograd then (every GP fit would fail).
-            with ProcessPoolExecutor(
-                args.jobs, mp_context=multiprocessing.get_context("spawn")
-            ) as pool:
-                frame = pd.concat(list(pool.map(_one_seed, jobs)), ignore_index=True)
-        else:
-            frame = run_strategy(
-                problem,
-                name,
-                seeds if name != "round-robin" else [0],
-                budget=args.budget,
-                n_init=args.n_init,
-                storage=args.storage or None,
-                size_limit=args.size_limit,
-            )
-        frame.to_csv(args.out / f"trials-{name}-{tag}.csv.gz", index=False)
+        search(args, problem, name, tag)
     files = sorted(args.out.glob(f"trials-*-{tag}.csv.gz"))
-    trials = pd.concat(
-        [pd.read_csv(f, dtype={"bits": str}) for f in files],
-        ignore_index=True,
-    )
+    trials = pd.concat([pd.read_csv(f, dtype={"bits": str}) for f in files], ignore_index=True)
     summary = summarise(trials)
     summary.to_csv(args.out / f"summary-{tag}.csv", index=False)
     meta = {
@@ -233,7 +277,7 @@ def main(argv: list[str] | None = None) -> None:
         "budget": args.budget,
         "n_init": args.n_init,
         "width": args.width,
-        "device": args.device,
+        "device": _device_name(args.device) if args.compare_cpu else args.device,
         "threads": args.threads,
         "reference_top1_8bit": problem.reference.top1,
         "float_top1": problem.float_accuracy.top1,
@@ -242,13 +286,9 @@ def main(argv: list[str] | None = None) -> None:
         "torch": torch.__version__,
     }
     (args.out / f"settings-{tag}.json").write_text(json.dumps(meta, indent=2))
-    figures(
-        trials,
-        problem,
-        args.out,
-        f"digits ResNet, size <= {args.size_limit:g} x float32, budget {args.budget}",
-        tag,
-    )
+    wider = f"digits ResNet w{args.width} on {args.device}" if wide else "digits ResNet"
+    title = f"{wider}, size <= {args.size_limit:g} x float32, budget {args.budget}"
+    figures(trials, problem, args.out, title, tag)
     print(summary.to_string(index=False))
 
 

@@ -9,8 +9,8 @@ surrogate), so the intervals are the Monte-Carlo (bootstrap) error alone:
 - ``valid``: uniform over the policies that fit the size limit ``--size-limit`` (the
   region a search explores): ``--n-valid`` sampled policies, Kucherenko's estimators.
 
-Policies are evaluated in ``--jobs`` spawned processes (the network is trained once, in
-the parent, and loaded from the cache by each worker)::
+Policies are evaluated on ``--jobs`` local Dask workers (``gpautotune.parallel.dask_client``;
+the network is trained once, in the parent, and loaded from the cache by each worker)::
 
     PYTHONPATH=$PWD python benchmarks/quantization_sensitivity.py --n-box 256 \
         --n-valid 2048 --jobs 12 --out OUT
@@ -25,32 +25,34 @@ import argparse
 import json
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-_PROBLEMS: dict = {}
 
+def _problem(size_limit: float, device: str | None) -> Any:
+    """The digits problem at ``size_limit`` (torch on one thread)."""
+    import torch
 
-def _problem(size_limit: float, device: str | None):
-    """The digits problem at ``size_limit`` (one per process and limit)."""
-    if (size_limit, device) not in _PROBLEMS:
-        import torch
+    from gpautotune.problems.quantization import digits_problem
 
-        from gpautotune.problems.quantization import digits_problem
-
-        torch.set_num_threads(1)
-        _PROBLEMS[size_limit, device] = digits_problem(size_limit=size_limit, device=device)
-    return _PROBLEMS[size_limit, device]
+    torch.set_num_threads(1)
+    return digits_problem(size_limit=size_limit, device=device)
 
 
 def _evaluate_rows(job: tuple[float, str | None, np.ndarray]) -> np.ndarray:
+    """The Dask task: the losses of some policies (rows of the index matrix). The problem
+    is built once per worker and size limit and kept on the worker."""
+    from distributed import get_worker
+
     size_limit, device, index = job
-    problem = _problem(size_limit, device)
+    problems = get_worker().__dict__.setdefault("digits_problems", {})
+    if (size_limit, device) not in problems:
+        problems[size_limit, device] = _problem(size_limit, device)
+    problem = problems[size_limit, device]
     out = np.empty(len(index))
     for i, config in enumerate(problem.space.to_configs(index)):
         m = problem.evaluate(config)
@@ -59,18 +61,17 @@ def _evaluate_rows(job: tuple[float, str | None, np.ndarray]) -> np.ndarray:
 
 
 class ParallelObjective:
-    """``f(index) -> losses``, the rows split over a pool of spawned processes."""
+    """``f(index) -> losses``, the rows split over the workers of a Dask client."""
 
-    def __init__(
-        self, pool: ProcessPoolExecutor, jobs: int, size_limit: float, device: str | None
-    ) -> None:
-        self.pool, self.jobs, self.size_limit, self.device = pool, jobs, size_limit, device
+    def __init__(self, client: Any, jobs: int, size_limit: float, device: str | None) -> None:
+        self.client, self.jobs, self.size_limit, self.device = client, jobs, size_limit, device
         self.evaluations = 0
 
     def __call__(self, index: np.ndarray) -> np.ndarray:
         chunks = np.array_split(index, max(1, min(len(index), 8 * self.jobs)))
+        tasks = [(self.size_limit, self.device, c) for c in chunks]
         values = np.concatenate(
-            list(self.pool.map(_evaluate_rows, [(self.size_limit, self.device, c) for c in chunks]))
+            self.client.gather(self.client.map(_evaluate_rows, tasks, pure=False))
         )
         self.evaluations += len(index)
         if np.isnan(values).any():
@@ -110,11 +111,12 @@ def main() -> None:
     args = parser.parse_args()
 
     from gpautotune.analysis.explain import plot_indices
+    from gpautotune.parallel import dask_client
     from gpautotune.sensitivity import sobol_indices
 
     args.out.mkdir(parents=True, exist_ok=True)
     summary = {}
-    with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
+    with dask_client(None, args.jobs) as client:
         for domain, n, limit in (
             ("box", args.n_box, 0.5),
             ("valid", args.n_valid, args.size_limit),
@@ -123,7 +125,7 @@ def main() -> None:
                 continue
             problem = _problem(limit, args.device)
             layers = [p.name for p in problem.space.parameters]
-            objective = ParallelObjective(pool, args.jobs, limit, args.device)
+            objective = ParallelObjective(client, args.jobs, limit, args.device)
             t0 = time.perf_counter()
             result = sobol_indices(
                 objective,

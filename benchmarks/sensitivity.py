@@ -4,8 +4,8 @@ Run (from the repository root, PYTHONPATH=$PWD):
   python benchmarks/sensitivity.py validation --designs 5
   python benchmarks/sensitivity.py misfit [--restarts 0]
   python benchmarks/sensitivity.py laplacian [--subsample 1500]
-  python benchmarks/sensitivity.py screening --seeds 0 1 --budget 128 --workers 2 \
-      [--thresholds none 0.02]
+  gpautotune compare benchmarks/gpr-bits.yaml --only screen-none-b128 --only screen-0.02-b128
+  python benchmarks/sensitivity.py screening [--journal results/gpr-bits.db]
   python benchmarks/sensitivity.py coverage --points 64 245
 
 Results go to benchmarks/results/sensitivity/ (CSV, PNG); each command prints the
@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -259,44 +258,42 @@ def laplacian(args: argparse.Namespace) -> None:
 
 
 # ------------------------------------------------------------------- screening
-def _screen_run(job: tuple[int, int, str]) -> dict:
-    from gpautotune.problems.synthetic import ConstrainedBitsProblem
-    from gpautotune.tuner import tune
-
-    seed, budget, threshold = job
-    problem = ConstrainedBitsProblem()
-    options = {"n_init": 64} if threshold == "none" else {"n_init": 64, "screen": float(threshold)}
-    t0 = time.perf_counter()
-    result = tune(problem, "gpr", budget, seed=seed, strategy_options=options)
-    values = np.array([t.value if t.ok else np.inf for t in result.trials])
-    fixed = next((t.info["screened"] for t in result.trials if "screened" in t.info), {})
-    optimum_bits = problem.best_known()
-    wrong = sum(v != optimum_bits[k] for k, v in fixed.items())
+def _screen_row(run: object, trials: list, optimum_bits: dict, n_init: int) -> dict:
+    """One screen-then-tune run: its best, its initial design's best, the factors its
+    screening fixed and how many of those are off the optimum's level."""
+    values = np.array([t.value if t.ok else np.inf for t in trials])
+    fixed = next((t.info["screened"] for t in trials if "screened" in t.info), {})
     return {
-        "seed": seed,
-        "budget": budget,
-        "screen": threshold,
+        "seed": run.seed,
+        "budget": run.budget,
+        "screen": run.label,
         "best": float(values.min()),
-        "best_at_init": float(values[:64].min()),
-        "optimum": problem.optimum,
+        "best_at_init": float(values[:n_init].min()),
         "n_fixed": len(fixed),
-        "fixed_off_optimum": wrong,
-        "wall_s": time.perf_counter() - t0,
+        "fixed_off_optimum": sum(v != optimum_bits[k] for k, v in fixed.items()),
+        "wall_s": (run.finished_at or run.started_at) - run.started_at,
     }
 
 
 def screening(args: argparse.Namespace) -> None:
-    jobs = [(s, args.budget, th) for s in args.seeds for th in args.thresholds]
-    with ProcessPoolExecutor(args.workers) as pool:
-        rows = list(pool.map(_screen_run, jobs))
-    frame = pd.DataFrame(rows)
+    """The screen-then-tune runs of a comparison journal (``gpautotune compare
+    benchmarks/gpr-bits.yaml``), per label: best loss, factors fixed and how many of them
+    are not at the optimum's level (from the ``screened`` decision the runs record)."""
+    from gpautotune.problems.synthetic import ConstrainedBitsProblem
+    from gpautotune.storage import Journal
+
+    problem = ConstrainedBitsProblem()
+    optimum_bits = problem.best_known()
+    rows = []
+    with Journal(args.journal, read_only=True) as journal:
+        for run in journal.runs():
+            if run.label in args.labels and run.status == "finished":
+                rows.append(_screen_row(run, journal.trials(run.id), optimum_bits, args.n_init))
+    if not rows:
+        raise SystemExit(f"no finished run labelled {args.labels} in {args.journal}")
+    frame = pd.DataFrame(rows).assign(optimum=problem.optimum).sort_values(["screen", "seed"])
     OUT.mkdir(parents=True, exist_ok=True)
-    path = OUT / "screening.csv"
-    if path.exists():
-        frame = pd.concat([pd.read_csv(path, dtype={"screen": str}), frame]).drop_duplicates(
-            ["seed", "budget", "screen"], keep="last"
-        )
-    frame.to_csv(path, index=False)
+    frame.to_csv(OUT / "screening.csv", index=False)
     print(_md(frame, index=False))
     summary = frame.groupby(["budget", "screen"]).agg(
         seeds=("seed", "nunique"),
@@ -372,10 +369,9 @@ def main() -> None:
     lap = sub.add_parser("laplacian")
     lap.add_argument("--subsample", type=int, default=1500)
     s = sub.add_parser("screening")
-    s.add_argument("--seeds", type=int, nargs="+", default=[0])
-    s.add_argument("--budget", type=int, default=245)
-    s.add_argument("--thresholds", nargs="+", default=["none", "0.02"])
-    s.add_argument("--workers", type=int, default=2)
+    s.add_argument("--journal", type=Path, default=Path("results/gpr-bits.db"))
+    s.add_argument("--labels", nargs="+", default=["screen-none-b128", "screen-0.02-b128"])
+    s.add_argument("--n-init", type=int, default=64, help="the runs' initial design size")
     c = sub.add_parser("coverage")
     c.add_argument("--points", type=int, nargs="+", default=[64, 245])
     args = parser.parse_args()

@@ -9,7 +9,7 @@ Each strategy runs ``runs`` times (seeds 0..) on the seeds' K40c Laplacian table
 table gives, per strategy, the mean over budgets 1..B of ``P(b)``: ours with the exact
 conventions (the default: mean run, exact random expectation), ours with the package's
 conventions (median run by rank, the package's random curve), the package's own
-(``tests/analysis/methodology_package.py`` drives its classes), and the largest
+(:func:`gpautotune.analysis.reference_methodology_score` drives its classes), and the largest
 difference between the last two over all budgets.
 """
 
@@ -19,10 +19,9 @@ import argparse
 
 import numpy as np
 
-from gpautotune.analysis import methodology_score
+from gpautotune.analysis import methodology_score, reference_methodology_score
 from gpautotune.problems import laplacian_replay
 from gpautotune.tuner import tune
-from tests.analysis.methodology_package import package_score
 
 
 def curves(strategy: str, runs: int, budget: int) -> np.ndarray:
@@ -50,7 +49,7 @@ def main() -> None:
         c = curves(strategy, int(runs), args.budget)
         exact = methodology_score(c, values, optimum)
         ours = methodology_score(c, values, optimum, convention="package")
-        theirs = package_score(c, values)
+        theirs = reference_methodology_score(c, values)
         diff = float(np.max(np.abs(ours - theirs)))
         print(
             f"| {strategy} | {runs} | {exact.mean():.4f} | {ours.mean():.6f} "

@@ -2,6 +2,8 @@
 explanations of stored runs (Sobol indices from :mod:`gpautotune.sensitivity`, whose
 names are re-exported here)."""
 
+from gpautotune.analysis._methodology_reference import reference_methodology_score
+from gpautotune.analysis._plots import save as save_figure
 from gpautotune.analysis._report import markdown, summary_table, write_report
 from gpautotune.analysis._runs import Group, RunTable, load_runs
 from gpautotune.analysis._stats import (
@@ -70,7 +72,9 @@ __all__ = [
     "methodology_score",
     "random_baseline",
     "random_best_moments",
+    "reference_methodology_score",
     "report_dir",
+    "save_figure",
     "sobol_indices",
     "strategy_indices",
     "summary_table",

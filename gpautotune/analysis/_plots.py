@@ -14,6 +14,7 @@ nothing global changes); :func:`save` writes it as a PNG.
 
 from __future__ import annotations
 
+import io
 import math
 import textwrap
 from collections.abc import Mapping, Sequence
@@ -40,10 +41,20 @@ SCORE_FLOOR = -2.0
 _EXCESS_TICKS = [m * 10.0**e for e in range(-6, 7) for m in (1, 2, 5)]
 
 
-def save(fig: Figure, path: Path) -> Path:
-    """Write ``fig`` as a PNG (100 dpi: small files, sharp enough for a page)."""
+def save(fig: Figure, path: str | Path, *, dpi: int = 100) -> Path:
+    """Write ``fig`` as a small PNG: ``dpi`` dots per inch (100: sharp enough for a page),
+    cropped to its content, its colours reduced to a 256-colour palette (Pillow, which
+    matplotlib uses): about a third of a full-colour PNG's size, the same figure to the
+    eye (plots have few colours besides their anti-aliasing)."""
+    from PIL import Image
+
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100, bbox_inches="tight")
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+    buffer.seek(0)
+    with Image.open(buffer) as image:
+        image.convert("RGB").quantize(256).save(path, optimize=True)
     return path
 
 

@@ -6,7 +6,8 @@ tables (pandas):
 * ``summary`` — per problem, strategy label and checkpoint ``b``: repetitions, mean,
   median, min, max and the 95% bootstrap percentile interval of the mean of the best
   value found within ``b`` evaluations (and of the slowdown ``best / optimum`` when the
-  optimum is known and positive), mean and max budget used, mean position of the best
+  optimum is known and positive, with the share of repetitions at the optimum), mean and
+  max budget used, mean position of the best
   trial, Willemsen score;
 * ``pairwise`` — per problem, checkpoint and strategy: the difference of its mean
   (slowdown, else value) from the reference strategy's with a bootstrap 95% interval,
@@ -173,6 +174,7 @@ def _summary_rows(
             sd = describe(values * scale) if scale is not None else None
             for key in ("mean", "median", "min", "max", "ci_low", "ci_high"):
                 row[f"slowdown_{key}"] = getattr(sd, key) if sd is not None else math.nan
+            row["at_optimum"] = _at_optimum(values, scale)
             best_at = _best_at(g, b) if b <= g.horizon else np.empty(0)
             row.update(_accounting(g, b))
             row.update(
@@ -185,6 +187,14 @@ def _summary_rows(
             )
             rows.append(row)
     return rows
+
+
+def _at_optimum(values: np.ndarray, scale: float | None) -> float:
+    """Share of the repetitions whose best is the optimum (NaN without a known optimum)."""
+    finite = values[np.isfinite(values)]
+    if scale is None or not len(finite):
+        return math.nan
+    return float(np.mean(finite * scale <= 1 + 1e-9))
 
 
 def _nanmean(values: np.ndarray) -> float:

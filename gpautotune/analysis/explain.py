@@ -272,6 +272,8 @@ def plot_indices(
     ``interval`` says where the intervals come from (x-axis label)."""
     from matplotlib.figure import Figure
 
+    from gpautotune.analysis._plots import save
+
     rows = table.sort_values("ST")
     y = np.arange(len(rows))
     fig = Figure(figsize=(7.0, 1.2 + 0.32 * len(rows)), layout="constrained")
@@ -295,8 +297,7 @@ def plot_indices(
     ax.set_xlabel(f"Sobol index ({confidence:.0%} interval: {interval})")
     ax.set_title(title, fontsize=9)
     ax.legend(loc="lower right")
-    fig.savefig(path, dpi=110)
-    return Path(path)
+    return save(fig, path, dpi=110)
 
 
 def indices_table(

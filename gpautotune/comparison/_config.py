@@ -7,6 +7,8 @@ A comparison file::
     strategies:
       - {name: random, label: RS}    # + the strategy's own options
       - {name: gpr, label: GPR, repetitions: 200, n_init: 13}
+      - {name: gpr, label: GPR-q6, batch_size: 6}              # 6 asked at a time
+      - {name: gpr, label: GPR-trapped, seeds: [61, 116, 122]}  # these seeds only
     repetitions: 1000                # per strategy, unless the strategy says otherwise
     budget: 120
     seed: 1                          # first seed: repetition r uses seed + r
@@ -54,13 +56,35 @@ __all__ = [
 
 
 class StrategyEntry(Section):
-    """``{name, label?, repetitions?, budget?, <options>}``: one strategy of a comparison."""
+    """``{name, label?, repetitions? | seeds?, budget?, batch_size?, <options>}``: one
+    strategy of a comparison."""
 
     label: str | None = None
     repetitions: int | None = Field(None, gt=0)
     #: This strategy's budget when it differs from the comparison's (LHS and DLMT use
     #: 125 evaluations in seed 003 Table 11.3).
     budget: int | None = Field(None, gt=0)
+    #: Configurations asked at a time (as ``gpautotune tune``'s ``batch_size``); give a
+    #: batched entry its own label, since the label, not the batch, names its runs.
+    batch_size: int = Field(1, gt=0)
+    #: Explicit seeds instead of ``repetitions`` consecutive ones from the file's ``seed``
+    #: (e.g. the seeds where another strategy got trapped).
+    seeds: list[int] | None = Field(None, min_length=1)
+
+    @field_validator("seeds")
+    @classmethod
+    def _distinct_seeds(cls, value: list[int] | None) -> list[int] | None:
+        if value is not None and (len(set(value)) < len(value) or min(value) < 0):
+            raise ValueError(f"seeds must be distinct and non-negative, got {value}")
+        return value
+
+    @model_validator(mode="after")
+    def _seeds_or_repetitions(self) -> StrategyEntry:
+        if self.seeds is not None and self.repetitions is not None:
+            raise ValueError(
+                f"strategy {self.display!r} gives both `seeds` and `repetitions`; keep one"
+            )
+        return self
 
     @property
     def display(self) -> str:
@@ -152,7 +176,13 @@ class ComparisonConfig(BaseModel):
         return self
 
     def repetitions_of(self, entry: StrategyEntry) -> int:
+        if entry.seeds is not None:
+            return len(entry.seeds)
         return entry.repetitions or self.repetitions
+
+    def seed_of(self, entry: StrategyEntry, r: int) -> int:
+        """The seed of ``entry``'s repetition ``r`` (0-based)."""
+        return entry.seeds[r] if entry.seeds is not None else self.seed + r
 
     def budget_of(self, entry: StrategyEntry) -> int:
         return entry.budget or self.budget
@@ -267,7 +297,7 @@ def expand(
             for j, entry in enumerate(config.strategies):
                 if r >= config.repetitions_of(entry):
                     continue
-                seed = config.seed + r
+                seed = config.seed_of(entry, r)
                 key = dataclasses.replace(specs[i, j], seed=seed).key
                 yield Repetition(
                     section,

@@ -105,7 +105,13 @@ def run_repetition(
     )
     with guard, Journal(rep.storage) as journal:
         result = tune(
-            problem, strategy, rep.budget, storage=journal, seed=rep.seed, label=rep.label
+            problem,
+            strategy,
+            rep.budget,
+            storage=journal,
+            seed=rep.seed,
+            label=rep.label,
+            batch_size=rep.strategy.batch_size,
         )
     close = getattr(problem, "close", None)
     if callable(close):

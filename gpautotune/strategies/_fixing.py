@@ -79,7 +79,17 @@ class FactorFixing(StepwiseStrategy):
         self.decisions: list[Decision] = []
 
     def _info(self) -> dict[str, Any]:
-        return {"step": self.step, "phase": self.phase}
+        """The step, its phase and the factors fixed so far (name -> value: the slice the
+        proposal lies in, from which reports take the seeds' "best of the final slice")."""
+        return {"step": self.step, "phase": self.phase, "fixed": self.fixed_values()}
+
+    def fixed_values(self) -> dict[str, Any]:
+        """The fixed factors of the current slice, name -> value (plain Python values)."""
+        out = {}
+        for j, level in self.subspace.fixed.items():
+            value = self.space.parameters[j].values_at(np.array([int(level)]))[0]
+            out[self.space.names[j]] = value.item() if hasattr(value, "item") else value
+        return out
 
     # ---------------------------------------------------------------- model
     def free_basis(self, basis: Basis | None = None) -> Basis:

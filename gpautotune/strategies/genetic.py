@@ -31,15 +31,19 @@ class GeneticSettings(StrategySettings):
             members) or ``roulette`` (fitness-proportional, as BOAST's genetic optimizer,
             the ``darwinning`` gem, picked them: weights ``1/f``, the speed of a run time;
             ``1/(f - g)`` with ``g = best - (worst - best)`` when some value is not positive).
+        mutate: ``each`` gene mutates with probability ``mutation``, or ``one`` random
+            gene of a child with probability ``mutation`` (the ``darwinning`` gem's
+            operator).
     """
 
-    KEY_OMITS_DEFAULTS = ("selection",)
+    KEY_OMITS_DEFAULTS = ("selection", "mutate")
 
     population: Annotated[int, Field(ge=2)] = 20
     mutation: Annotated[float, Field(ge=0, le=1)] = 0.1
     elitism: NonNegativeInt = 1
     twin_removal: bool = True
     selection: Literal["tournament", "roulette"] = "tournament"
+    mutate: Literal["each", "one"] = "each"
 
     @model_validator(mode="after")
     def _elite_fits(self) -> GeneticSettings:
@@ -154,6 +158,12 @@ class GeneticAlgorithm(StepwiseStrategy):
 
     def _mutate(self, genes: np.ndarray) -> np.ndarray:
         genes = genes.copy()
+        if self.options.mutate == "one":
+            if self.rng.random() < self.options.mutation:
+                j = int(self.rng.integers(self.space.dims))
+                p = self.space.parameters[j]
+                genes[j] = self.rng.integers(p.n_levels) if p.is_discrete else self.rng.random()
+            return genes
         for j, p in enumerate(self.space.parameters):
             if self.rng.random() < self.options.mutation:
                 genes[j] = self.rng.integers(p.n_levels) if p.is_discrete else self.rng.random()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import PositiveInt
@@ -29,12 +29,17 @@ class GreedySettings(StrategySettings):
             without ``lws_y`` (``point_equal`` in ``gr_bench.R``), so that a step along
             ``lws_y`` alone stopped them; ``[lws_y]`` reproduces their heavy tail on the
             Laplacian (docs/benchmarks/baselines.md).
+        step: what a neighbour differs by: ``level`` (±1..``radius`` levels of one
+            factor) or ``value`` (±1..``radius`` in one numeric factor's *value*, the
+            hypothesis tested for the seeds' GS: a power-of-two factor then never moves;
+            factors whose values are not numbers move by levels).
     """
 
-    KEY_OMITS_DEFAULTS = ("moved_ignores",)
+    KEY_OMITS_DEFAULTS = ("moved_ignores", "step")
 
     radius: PositiveInt = 1
     moved_ignores: tuple[str, ...] = ()
+    step: Literal["level", "value"] = "level"
 
 
 @register("greedy")
@@ -99,7 +104,29 @@ class GreedySearch(StepwiseStrategy):
         return start
 
     def _neighbours(self) -> np.ndarray:
-        return self.space.neighbor_index(self._current, self.options.radius)
+        if self.options.step == "level":
+            return self.space.neighbor_index(self._current, self.options.radius)
+        return self._value_neighbours()
+
+    def _value_neighbours(self) -> np.ndarray:
+        """Valid configurations whose value in one factor is the current one ±1..radius."""
+        rows = []
+        for j, p in enumerate(self.space.parameters):
+            levels = np.arange(p.n_levels)
+            try:
+                values = np.asarray(p.values_at(levels), dtype=float)
+            except (TypeError, ValueError):  # not numbers: step by levels
+                values = levels.astype(float)
+            here = values[int(self._current[j])]
+            for distance in range(1, self.options.radius + 1):
+                for sign in (-1.0, 1.0):
+                    hit = np.flatnonzero(values == here + sign * distance)
+                    if len(hit):
+                        row = self._current.copy()
+                        row[j] = hit[0]
+                        rows.append(row)
+        found = np.asarray(rows, dtype=float).reshape(-1, self.space.dims)
+        return found[self.space.valid_mask(found)] if len(found) else found
 
     def _best_neighbour(self, current_value: float) -> np.ndarray | None:
         rows = self._neighbours()

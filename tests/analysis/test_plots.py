@@ -73,3 +73,18 @@ def test_styles_differ_between_neighbours_and_are_stable():
     st = _plots.styles(labels)
     assert all(st[a] != st[b] for a, b in zip(labels, labels[1:], strict=False))
     assert _plots.styles(labels) == st
+
+
+def test_figures_are_saved_as_palette_pngs_of_the_same_picture(tmp_path):
+    from PIL import Image
+
+    rng = np.random.default_rng(1)
+    fig = _plots.histograms({"A": 1 + rng.exponential(0.1, 30)}, title="t", xlabel="x")
+    small = _plots.save(fig, tmp_path / "sub" / "small.png")
+    full = tmp_path / "full.png"
+    fig.savefig(full, dpi=100, bbox_inches="tight")
+    with Image.open(small) as a, Image.open(full) as b:
+        assert a.mode == "P" and a.size == b.size
+        diff = np.abs(np.asarray(a.convert("RGB"), float) - np.asarray(b.convert("RGB"), float))
+    assert diff.mean() < 2.0  # the same picture, to a palette's rounding
+    assert small.stat().st_size < full.stat().st_size

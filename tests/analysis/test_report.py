@@ -65,6 +65,8 @@ def test_summary_pairwise_and_score(journal):
     a4 = s.loc[("A", 4)]
     assert (a4["n"], a4["mean"], a4["median"], a4["min"], a4["max"]) == (3, 1.5, 1.0, 0.5, 3.0)
     assert a4["slowdown_mean"] == pytest.approx(3.0) and a4["slowdown_max"] == pytest.approx(6.0)
+    assert a4["at_optimum"] == pytest.approx(1 / 3)  # seed 2 reached the optimum 0.5
+    assert s.loc[("B", 4)]["at_optimum"] == 0
     assert (
         a4["best_at_mean"] == pytest.approx(10 / 3) and a4["used_mean"] == 4 and a4["used_max"] == 4
     )

@@ -10,14 +10,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpautotune.analysis import expected_random_best, methodology_score
+from gpautotune.analysis import (
+    expected_random_best,
+    methodology_score,
+    reference_methodology_score,
+)
 from gpautotune.tuner import tune
 
 pytest.importorskip(
     "autotuning_methodology",
     reason="the reference implementation (pip install autotuning-methodology, dev extra)",
 )
-from tests.analysis.methodology_package import package_score  # noqa: E402
 
 BUDGET = 40
 
@@ -36,7 +39,7 @@ def test_package_convention_equals_the_reference_package(laplacian, strategy, ru
     values = laplacian.measured_values()
     curves = _curves(laplacian, strategy, runs)
     ours = methodology_score(curves, values, float(values.min()), convention="package")
-    theirs = package_score(curves, values)
+    theirs = reference_methodology_score(curves, values)
     np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
     exact = methodology_score(curves, values, float(values.min()))
     mean, random = curves.mean(axis=0), expected_random_best(values, np.arange(1, BUDGET + 1))

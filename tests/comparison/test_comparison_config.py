@@ -192,3 +192,39 @@ def test_problems_are_selected_by_name_or_family(tmp_path):
     assert select_problems(cfg, built, None)[0] is cfg
     with pytest.raises(ConfigError, match=r"no problem called \['gem'\]"):
         select_problems(cfg, built, ["gem"])
+
+
+def test_explicit_seeds_replace_consecutive_repetitions(tmp_path):
+    text = BASE.replace("{name: sobol, repetitions: 2}", "{name: sobol, seeds: [61, 7]}")
+    cfg = load_comparison(_write(tmp_path, text))
+    reps = list(expand(cfg, [build_problem(p, factory_names=True) for p in cfg.problems]))
+    assert [r.seed for r in reps if r.label == "sobol"] == [61, 7]
+    assert [r.seed for r in reps if r.label == "RS"] == [10, 11, 12]
+    for bad, message in (
+        ("{name: sobol, seeds: [3, 3]}", "distinct"),
+        ("{name: sobol, seeds: [1], repetitions: 2}", "both `seeds` and `repetitions`"),
+        ("{name: sobol, batch_size: 0}", "batch_size"),
+    ):
+        with pytest.raises(ConfigError) as info:
+            load_comparison(_write(tmp_path, BASE.replace("{name: sobol, repetitions: 2}", bad)))
+        assert message in str(info.value)
+
+
+def test_a_batched_repetition_tunes_in_batches(tmp_path):
+    """``batch_size`` reaches the tuner: the stored trials are those of a batched run."""
+    from gpautotune.comparison import run_repetition
+
+    text = BASE.replace(
+        "{name: sobol, repetitions: 2}", "{name: gpr, label: q3, batch_size: 3, n_init: 3}"
+    )
+    cfg = load_comparison(_write(tmp_path, text.replace("budget: 5", "budget: 6")))
+    problem = build_problem(cfg.problems[0], factory_names=True)
+    rep = next(r for r in expand(cfg, [problem]) if r.label == "q3")
+    outcome = run_repetition(rep)
+    options = {"n_init": 3}
+    batched = tune(problem, "gpr", 6, seed=rep.seed, batch_size=3, strategy_options=options)
+    serial = tune(problem, "gpr", 6, seed=rep.seed, strategy_options=options)
+    with Journal(cfg.storage, read_only=True) as journal:
+        stored = [t.config for t in journal.trials(outcome.run_id)]
+    assert stored == [t.config for t in batched.trials]
+    assert stored != [t.config for t in serial.trials]

@@ -10,7 +10,7 @@ import pytest
 
 from gpautotune.exceptions import ConfigError
 from gpautotune.problems import ConstrainedBitsProblem, Measurement, Problem, ScreeningProblem
-from gpautotune.space import IntRange, Space
+from gpautotune.space import Categorical, IntRange, Ordinal, Space
 from gpautotune.strategies import make_strategy
 from gpautotune.trial import Origin, Trial
 from gpautotune.tuner import TuningRun, tune
@@ -117,6 +117,27 @@ def test_greedy_checks_the_ignored_parameters() -> None:
         make_strategy("greedy", Bowl().space, moved_ignores=["w"])
 
 
+def test_greedy_value_steps_move_by_one_in_value() -> None:
+    space = Space([Ordinal("p", [1, 2, 4, 8]), IntRange("x", 0, 5), Categorical("c", ["a", "b"])])
+    gs = make_strategy("greedy", space, seed=0, step="value")
+    gs._current = space.to_index([{"p": 4, "x": 2, "c": "a"}])[0]
+    moves = space.to_configs(gs._neighbours())
+    # p = 4 has no value 3 or 5: it never moves; x moves by 1; c by a level
+    assert sorted((m["p"], m["x"], m["c"]) for m in moves) == [
+        (4, 1, "a"),
+        (4, 2, "b"),
+        (4, 3, "a"),
+    ]
+    gs._current = space.to_index([{"p": 1, "x": 0, "c": "b"}])[0]
+    assert {(m["p"], m["x"]) for m in space.to_configs(gs._neighbours())} == {
+        (2, 0),
+        (1, 1),
+        (1, 0),
+    }
+    assert gs.settings()["step"] == "value"
+    assert "step" not in make_strategy("greedy", space).settings()  # earlier run keys kept
+
+
 # ------------------------------------------------------------------- genetic
 def test_genetic_roulette_draws_parents_in_proportion_to_speed() -> None:
     ga = make_strategy("genetic", Bowl().space, seed=1, selection="roulette")
@@ -128,6 +149,17 @@ def test_genetic_roulette_draws_parents_in_proportion_to_speed() -> None:
     assert [draws[i] / 3000 for i in range(3)] == pytest.approx([6 / 13, 4 / 13, 3 / 13], abs=0.04)
     assert ga.settings()["selection"] == "roulette"
     assert "selection" not in make_strategy("genetic", Bowl().space).settings()
+
+
+def test_genetic_one_gene_mutation_changes_at_most_one_gene() -> None:
+    space = ConstrainedBitsProblem().space
+    ga = make_strategy("genetic", space, seed=3, mutate="one", mutation=1.0)
+    genes = space.to_index(space.sample(1, seed=0))[0]
+    changed = [int((ga._mutate(genes) != genes).sum()) for _ in range(200)]
+    assert max(changed) == 1 and sum(changed) > 150  # one gene, redrawn (rarely the same)
+    each = make_strategy("genetic", space, seed=3, mutation=1.0)
+    assert (each._mutate(genes) != genes).sum() > 20
+    assert ga.settings()["mutate"] == "one" and "mutate" not in each.settings()
 
 
 def test_genetic_generations_measure_population_minus_elites() -> None:
@@ -160,6 +192,11 @@ def test_lm_replays_seed_000_schedule_on_the_laplacian(laplacian) -> None:
     assert steps == {0: 50, 1: 40, 2: 20, 3: 5}
     final = [t for t in result.trials if t.info["phase"] == "final"]
     assert 1 <= len(final) <= 4
+    # every proposal records the slice it lies in; the last one is the final slice
+    last = strategy.fixed_values()
+    assert final[-1].info["fixed"] == last and set(last) == set().union(*fixed)
+    assert all(t.config[k] == v for t in final for k, v in t.info["fixed"].items())
+    assert steps and result.trials[0].info["fixed"] == {}
     assert result.used <= 119
 
 

@@ -1,11 +1,14 @@
-"""The score as Willemsen et al.'s ``autotuning_methodology`` package computes it.
+"""The methodology score as Willemsen et al.'s ``autotuning_methodology`` package computes it.
 
-Drives the package's own classes over function evaluations ``1 .. B``: its calculated
-random-search baseline (``RandomSearchCalculatedBaseline``), its curve of a stochastic
-strategy (``StochasticOptimizationAlgorithm``, the median run by rank in the table) and
-its standardisation ``(curve - random) / (optimum - random)``. The package reads both
-from files its experiments write (a search-space cache, run results); here the few
-attributes those methods read are set directly from in-memory arrays.
+A reference to check :func:`gpautotune.analysis.methodology_score` against (its
+``convention="package"`` must agree bit for bit). Drives the package's own classes over
+function evaluations ``1 .. B``: its calculated random-search baseline
+(``RandomSearchCalculatedBaseline``), its curve of a stochastic strategy
+(``StochasticOptimizationAlgorithm``, the median run by rank in the table) and its
+standardisation ``(curve - random) / (optimum - random)``. The package reads both from
+files its experiments write (a search-space cache, run results); here the few attributes
+those methods read are set directly from in-memory arrays. Needs the optional
+``autotuning-methodology`` package (the ``dev`` extra).
 """
 
 from __future__ import annotations
@@ -14,10 +17,16 @@ from types import SimpleNamespace
 
 import numpy as np
 
+__all__ = ["reference_methodology_score"]
 
-def package_score(curves: np.ndarray, values: np.ndarray) -> np.ndarray:
+
+def reference_methodology_score(curves: np.ndarray, values: np.ndarray) -> np.ndarray:
     """``P(b)``, ``b = 1 .. B``, of runs with best-so-far ``curves`` (shape ``(runs, B)``)
-    on a minimisation table ``values``, computed by ``autotuning_methodology``."""
+    on a minimisation table ``values``, computed by ``autotuning_methodology``.
+
+    Raises:
+        ModuleNotFoundError: ``autotuning_methodology`` is not installed.
+    """
     from autotuning_methodology.baseline import RandomSearchCalculatedBaseline
     from autotuning_methodology.curves import StochasticOptimizationAlgorithm
 

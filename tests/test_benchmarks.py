@@ -1,0 +1,98 @@
+"""The shipped YAML files and the benchmark scripts.
+
+Every YAML file under ``configs/`` and ``benchmarks/`` is a valid comparison (checked by
+the comparison loader, options of every problem and strategy included) or a valid tuning
+file; the benchmark scripts stand alone (no imports of ``tests`` or of another script)
+and run their repetitions through the package (no process pool of their own); each
+script answers ``--help``.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpautotune.comparison import load_comparison
+from gpautotune.config import check_problem, check_strategy, load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+YAMLS = sorted([*ROOT.glob("configs/**/*.yaml"), *ROOT.glob("benchmarks/*.yaml")])
+SCRIPTS = sorted(ROOT.glob("benchmarks/*.py"))
+#: Modules a script must not import: its own process pools (the comparison harness and
+#: ``gpautotune.parallel.dask_client`` run repetitions and evaluations).
+POOLS = {"concurrent.futures", "multiprocessing"}
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module a script imports (at any depth, relative imports as written)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def test_the_shipped_files_are_found():
+    assert len(YAMLS) >= 20 and len(SCRIPTS) >= 10
+    assert ROOT / "benchmarks" / "gpr-laplacian.yaml" in YAMLS
+
+
+@pytest.mark.parametrize("path", YAMLS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_shipped_yaml_file_loads(path: Path) -> None:
+    data = yaml.safe_load(path.read_text())
+    if "strategies" in data:
+        config = load_comparison(path, allow_imports=True)
+        assert config.repetitions >= 1 and config.strategies
+    else:
+        config = load_config(path)
+        check_problem(config.problem, allow_imports=True)
+        check_strategy(config.strategy)
+
+
+@pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: p.name)
+def test_scripts_import_neither_tests_nor_each_other_nor_a_pool(path: Path) -> None:
+    imported = _imports(path)
+    scripts = {p.stem for p in SCRIPTS}
+    assert not {m for m in imported if m == "tests" or m.startswith("tests.")}
+    assert not {m.split(".")[0] for m in imported} & scripts
+    assert not {m for m in imported if m.split(".")[0] in {p.split(".")[0] for p in POOLS}}
+
+
+def test_the_import_check_sees_what_it_forbids(tmp_path: Path) -> None:
+    script = tmp_path / "s.py"
+    script.write_text(
+        "import os\ndef f():\n    from tests.analysis import x\n"
+        "    from concurrent.futures import ProcessPoolExecutor\n"
+    )
+    assert {"os", "tests.analysis", "concurrent.futures"} <= _imports(script)
+
+
+@pytest.mark.slow
+def test_every_script_answers_help() -> None:
+    """Each script parses its arguments before any measurement (a broken import or
+    parser shows here); run from the repository root, as the docs' commands are."""
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    running = {
+        path.name: subprocess.Popen(
+            [sys.executable, str(path), "--help"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for path in SCRIPTS
+    }
+    failed = {}
+    for name, process in running.items():
+        out, err = process.communicate(timeout=300)
+        if process.returncode != 0 or "usage" not in out.lower():
+            failed[name] = err.strip().splitlines()[-1:]
+    assert not failed
