@@ -123,6 +123,20 @@ def test_failed_configurations_join_the_regression_at_the_worst_value(failed_val
         assert sorted(y) == [5.0, 9.0] and len(X) == 2
 
 
+def test_failed_value_changes_nothing_where_nothing_fails():
+    # The reason the failed_value ablation is not run on gemm and the K40c (no failing
+    # rows): with no failure the two settings must give the same trials, step for step.
+    runs = {
+        value: tune(
+            BoothProblem(), "gpr", 16, seed=4, strategy_options={**FAST, "failed_value": value}
+        )
+        for value in ("worst", "none")
+    }
+    assert all(t.ok for t in runs["worst"].trials)
+    configs = {v: [t.config for t in r.trials] for v, r in runs.items()}
+    assert configs["worst"] == configs["none"]
+
+
 def test_failures_at_the_worst_value_keep_gpr_off_an_unknown_constraint():
     # 60% of hidden-failure's configurations fail to build (a * b > 40), next to the
     # optimum: the GP that sees failures at the worst value stops proposing them.
