@@ -26,7 +26,7 @@ def _problem(
     tune_params: Mapping[str, Sequence[Any]],
     options: Mapping[str, Any],
 ) -> Any:
-    from gpautotune.problems.kernel._factories import c_kernel, opencl_kernel
+    from gpautotune.problems.kernel import c_kernel, opencl_kernel
 
     if lang not in ("opencl", "c"):
         raise ConfigError(f"lang must be 'opencl' or 'c', not {lang!r}")

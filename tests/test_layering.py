@@ -137,3 +137,28 @@ def test_the_layering_is_the_documented_one() -> None:
     assert [RANK[p] for p in order] == sorted(RANK[p] for p in order)
     assert RANK["trial"] < RANK["strategies"] and RANK["measurement"] < RANK["problems"]
     assert RANK["execution"] < RANK["problems"]  # evaluators stay below the problems
+
+
+def _private_imports(module: str) -> list[str]:
+    """``from gpautotune.X... import name`` of another part, where ``name`` or a module on
+    the path is private (``_name``)."""
+    path = ROOT.parent / Path(*module.split("."))
+    path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not (isinstance(node, ast.ImportFrom) and node.module and not node.level):
+            continue
+        if not node.module.startswith("gpautotune.") or _part(node.module) == _part(module):
+            continue
+        hidden = any(p.startswith("_") and not p.startswith("__") for p in node.module.split("."))
+        found += [
+            f"{module} imports {node.module}.{a.name}"
+            for a in node.names
+            if hidden or (a.name.startswith("_") and not a.name.startswith("__"))
+        ]
+    return found
+
+
+def test_no_private_names_imported_across_parts() -> None:
+    wrong = [line for module in MODULES for line in _private_imports(module)]
+    assert not wrong, "import these from their part's public module:\n" + "\n".join(wrong)

@@ -59,7 +59,7 @@ from kernel_tuner.interface import Options, strategy_map
 from kernel_tuner.searchspace import Searchspace
 
 from gpautotune.exceptions import ConfigError, PeerError
-from gpautotune.problems._base import Status
+from gpautotune.measurement import Status
 from gpautotune.space import Boolean, Space
 from gpautotune.strategies._settings import StrategySettings, strategy_settings
 from gpautotune.strategies.peers import KERNEL_TUNER_STRATEGIES
