@@ -1,0 +1,32 @@
+"""The tuning loop and the ask/tell API.
+
+:class:`TuningRun` owns storage: every trial is committed to the journal before the
+strategy is told about it. Runs are identified by (problem, its settings, strategy, its
+settings, seed, label); opening the same run again resumes it: stored trials are told to
+a fresh strategy, nothing stored is measured again, and the budget counts every stored
+evaluation, failures included (warm-start trials are data, not budget).
+
+A resumed run continues as the uninterrupted one would have: strategies propose from the
+trials told (and the proposals still pending) alone, and a batch (``ask(n)``, ``n > 1``)
+records where it was asked (``batch: [trials before it, n]`` in its trials' info), so a
+run killed in the middle of a batch asks that batch again from the same trials and
+measures what is left of it before asking anew. An asynchronous run
+(:mod:`gpautotune.parallel`) records each configuration as running when it is dispatched
+instead: a resumed run measures the ones in flight again, once each, with their proposal
+info, and asks the strategy for the rest with those as pending.
+"""
+
+from __future__ import annotations
+
+from gpautotune.tuner._run import TuneResult, TuningRun, best_trial, name_clash, run_spec
+from gpautotune.tuner._tune import FIRST_CRASHES, tune
+
+__all__ = [
+    "FIRST_CRASHES",
+    "TuneResult",
+    "TuningRun",
+    "best_trial",
+    "name_clash",
+    "run_spec",
+    "tune",
+]

@@ -1,0 +1,182 @@
+""":func:`tune`: a whole run, sequential or on Dask workers, with its stopping rules."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from gpautotune.exceptions import ConfigError, EvaluationError
+from gpautotune.execution import Evaluator
+from gpautotune.problems import Problem
+from gpautotune.problems.function import Objective, as_problem
+from gpautotune.space import Space
+from gpautotune.strategies import Strategy
+from gpautotune.trial import Trial
+from gpautotune.tuner._run import StorageLike, TuneResult, TuningRun
+
+__all__ = ["FIRST_CRASHES", "tune"]
+
+
+#: The first evaluations of a run that, all raising the same exception, stop :func:`tune`.
+FIRST_CRASHES = 3
+
+
+def _check_first_crashes(run: TuningRun) -> None:
+    """Stop when the run's first :data:`FIRST_CRASHES` evaluations raised one exception.
+
+    The run is set aside in the journal (status ``stopped``, trials kept), so that
+    calling :func:`tune` again once the objective is fixed starts a fresh run.
+
+    Raises:
+        EvaluationError: naming the exception, where it was raised, and the journal.
+    """
+    counted = [t for t in run.trials if t.counts_in_budget]
+    if len(counted) != FIRST_CRASHES:
+        return
+    signatures = {t.measurement.crash_signature for t in counted}
+    if len(signatures) != 1 or None in signatures:
+        return
+    run.journal.set_aside_run(run.run_id)
+    where = counted[-1].measurement.crash_site
+    raise EvaluationError(
+        f"the first {FIRST_CRASHES} evaluations all raised {signatures.pop()}{where}: a bug "
+        f"in the objective, not a bad configuration. Run {run.run_id} of "
+        f"{run.journal.path} is set aside (status stopped; its trials hold the "
+        "traceback); fix the objective and run again for a fresh run"
+    )
+
+
+def tune(
+    problem: Problem | Objective,
+    strategy: Strategy | str,
+    budget: int,
+    *,
+    space: Space | None = None,
+    storage: StorageLike = None,
+    seed: int | None = None,
+    strategy_options: Mapping[str, Any] | None = None,
+    warm_start: Sequence[Trial] | None = None,
+    batch_size: int = 1,
+    evaluator: Evaluator | None = None,
+    callback: Callable[[Trial, TuningRun], None] | None = None,
+    label: str | None = None,
+    load_if_exists: bool = True,
+    progress: bool = False,
+    workers: int | None = None,
+    client: Any = None,
+) -> TuneResult:
+    """Minimise ``problem`` with ``strategy`` for ``budget`` evaluations.
+
+    Re-running with the same problem, strategy, seed and storage resumes the stored run.
+    ``callback(trial, run)`` is called after each stored trial (progress bars, logging).
+    With ``workers`` (a local Dask cluster of that many processes) or ``client`` (a
+    ``distributed.Client``), evaluations run asynchronously on Dask, one per worker slot
+    (:mod:`gpautotune.parallel`); each worker uses the problem's default evaluator.
+
+    Args:
+        problem: a :class:`Problem`, or a function ``f(config) -> float`` with ``space``.
+        strategy: a strategy instance or a registered name (``gpr``, ``random``, ...).
+        budget: evaluations, failures included.
+        space: the configurations of a plain function (not with a Problem).
+        storage: a journal path, ``sqlite:///`` URL or :class:`Journal`; None: in memory.
+        seed: the run's seed.
+        strategy_options: options of a strategy given by name.
+        warm_start: earlier trials told to the strategy first (not counted in the budget).
+        batch_size: configurations asked at a time.
+        evaluator: how ``problem.evaluate`` is called (default: the problem's).
+        callback: ``callback(trial, run)`` after each stored trial.
+        label: the run's name (see :class:`TuningRun`).
+        load_if_exists: resume a stored run (True) or raise :class:`StorageError`.
+        progress: draw a progress bar on standard error.
+        workers: evaluate on a local Dask cluster of this many worker processes.
+        client: evaluate on the workers of this ``distributed.Client``.
+
+    Raises:
+        EvaluationError: the first evaluations all raised the same exception.
+        ConfigError: ``evaluator`` or ``batch_size`` with ``workers`` or ``client``.
+    """
+    if batch_size < 1:
+        raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
+    parallel = workers is not None or client is not None
+    if parallel and (evaluator is not None or batch_size != 1):
+        raise ConfigError(
+            "evaluator and batch_size apply to sequential tuning; with workers, each worker"
+            " evaluates one configuration at a time with the problem's default evaluator"
+        )
+    problem = as_problem(problem, space)
+    problem.check()  # a set-up that cannot measure anything fails here, not trial by trial
+    run = TuningRun(
+        problem,
+        strategy,
+        storage=storage,
+        seed=seed,
+        budget=budget,
+        strategy_options=strategy_options,
+        warm_start=warm_start,
+        label=label,
+        load_if_exists=load_if_exists,
+    )
+    with contextlib.ExitStack() as stack:
+        stack.callback(run.release)  # however the run ends (a retried task resumes it)
+        stack.callback(run.strategy.close)
+        told = _after_each_trial(stack, run, callback, progress)
+        if parallel:
+            from gpautotune.parallel import tune_on_dask
+
+            tune_on_dask(run, problem, workers=workers, client=client, callback=told)
+        else:
+            evaluator = evaluator or problem.default_evaluator()
+            stack.callback(evaluator.close)
+            while not run.finished:
+                for config in run.ask(min(batch_size, run.remaining)):
+                    ev = evaluator(problem, config)
+                    told(
+                        run.tell(
+                            config,
+                            ev.measurement,
+                            started_at=ev.started_at,
+                            duration_s=ev.duration_s,
+                        ),
+                        run,
+                    )
+        run.finish()
+    return TuneResult(run.run_id, list(run.trials), budget, run.journal.path)
+
+
+def _after_each_trial(
+    stack: contextlib.ExitStack,
+    run: TuningRun,
+    callback: Callable[[Trial, TuningRun], None] | None,
+    progress: bool,
+) -> Callable[[Trial, TuningRun], None]:
+    """What :func:`tune` does once a trial is stored: stop on repeated first crashes,
+    then move the progress bar (entered on ``stack``) and call ``callback``."""
+    if progress:
+        callback = _with_bar(stack, run, callback)
+
+    def told(trial: Trial, r: TuningRun) -> None:
+        _check_first_crashes(r)
+        if callback is not None:
+            callback(trial, r)
+
+    return told
+
+
+def _with_bar(
+    stack: contextlib.ExitStack,
+    run: TuningRun,
+    callback: Callable[[Trial, TuningRun], None] | None,
+) -> Callable[[Trial, TuningRun], None]:
+    """``callback`` that also moves a progress bar entered on ``stack``."""
+    from gpautotune.progress import ProgressBar, best_text
+
+    bar = stack.enter_context(ProgressBar("tuning", run.budget))
+    bar.update(run.used, status=best_text(run.best.value if run.best else None))
+
+    def both(trial: Trial, r: TuningRun) -> None:
+        bar.update(r.used, status=best_text(r.best.value if r.best else None))
+        if callback is not None:
+            callback(trial, r)
+
+    return both
