@@ -7,7 +7,8 @@ Asynchronous runs also record each configuration as *running* when it is dispatc
 resumed run knows exactly which evaluations were in flight.
 Several processes may write to one journal (comparisons on Dask): SQLite serialises the
 writes and ``busy_timeout`` makes writers wait instead of failing. Every SQL statement of
-the package is in this module: readers (reports, exports) use the journal's methods.
+the package is in this module and its tables' definition (``_schema.py``): readers
+(reports, exports) use the journal's methods.
 
 One process at a time tunes a run: :meth:`Journal.claim_run` records the owner (host,
 pid, process start time) and refuses a run whose owner still runs, before anything is
@@ -41,6 +42,7 @@ from gpautotune.storage._records import (
     dumps,
     package_versions,
 )
+from gpautotune.storage._schema import HINTS, SCHEMA
 from gpautotune.storage._url import journal_path
 from gpautotune.trial import Origin, Trial
 
@@ -50,81 +52,6 @@ if TYPE_CHECKING:
 __all__ = ["Journal", "RunOwnedError"]
 
 _log = logging.getLogger(__name__)
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    key TEXT NOT NULL UNIQUE,
-    problem TEXT NOT NULL,
-    problem_settings TEXT NOT NULL,
-    strategy TEXT NOT NULL,
-    strategy_settings TEXT NOT NULL,
-    seed INTEGER,
-    budget INTEGER,
-    space TEXT NOT NULL,
-    versions TEXT NOT NULL,
-    host TEXT NOT NULL,
-    started_at REAL NOT NULL,
-    finished_at REAL,
-    status TEXT NOT NULL DEFAULT 'running',
-    label TEXT
-);
-CREATE TABLE IF NOT EXISTS trials (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    run_id INTEGER NOT NULL REFERENCES runs(id),
-    number INTEGER NOT NULL,
-    config TEXT NOT NULL,
-    status TEXT NOT NULL,
-    value REAL,
-    samples TEXT NOT NULL,
-    metrics TEXT NOT NULL,
-    error TEXT,
-    info TEXT NOT NULL,
-    origin TEXT NOT NULL,
-    started_at REAL NOT NULL,
-    duration_s REAL NOT NULL,
-    UNIQUE (run_id, number)
-);
-CREATE INDEX IF NOT EXISTS trials_run ON trials(run_id);
-CREATE TABLE IF NOT EXISTS running_trials (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    run_id INTEGER NOT NULL REFERENCES runs(id),
-    config TEXT NOT NULL,
-    info TEXT NOT NULL,
-    dispatched_at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS running_run ON running_trials(run_id);
-CREATE TABLE IF NOT EXISTS run_owners (
-    run_id INTEGER PRIMARY KEY REFERENCES runs(id),
-    host TEXT NOT NULL,
-    pid INTEGER NOT NULL,
-    process_started REAL NOT NULL,
-    since REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS run_data (
-    run_id INTEGER PRIMARY KEY REFERENCES runs(id),
-    digest TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS problem_catalog (
-    problem TEXT NOT NULL,
-    problem_settings TEXT NOT NULL,
-    section TEXT NOT NULL,
-    optimum REAL,
-    PRIMARY KEY (problem, problem_settings)
-);
-CREATE TABLE IF NOT EXISTS report_settings (
-    key TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-);
-"""
-
-
-_HINTS = {
-    "full": "free space, or give the journal another place (--db)",
-    "readonly": "the journal or its folder is read-only: give a writable place (--db)",
-    "unable to open": "no writable journal can be there: give another place (--db)",
-    "locked": "another process holds the journal locked for too long",
-}
 
 
 class RunOwnedError(StorageError):
@@ -176,7 +103,7 @@ class Journal:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute("PRAGMA busy_timeout=60000")
-            self._conn.executescript(_SCHEMA)
+            self._conn.executescript(SCHEMA)
 
     @contextlib.contextmanager
     def _sql(self, what: str) -> Iterator[None]:
@@ -185,7 +112,7 @@ class Journal:
             yield
         except sqlite3.Error as exc:
             text = str(exc)
-            hint = next((h for k, h in _HINTS.items() if k in text), None)
+            hint = next((h for k, h in HINTS.items() if k in text), None)
             suffix = f": {hint}" if hint else ""
             raise StorageError(f"{what} {self.path!r}: {text}{suffix}") from None
 
