@@ -33,7 +33,7 @@ docs: $(STAMP)
 LINTED := gpautotune tests benchmarks scripts
 lint: $(STAMP)
 	$(BIN)/ruff check $(LINTED)
-	$(BIN)/ruff format --check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED) README.md docs  # Python blocks of the docs too
 
 clean:
 	rm -rf $(VENV) results site .pytest_cache
