@@ -51,7 +51,8 @@ class GPRSettings(StrategySettings):
             :class:`~gpautotune.surrogate.GPSettings`.
         acquisition: ``logei``, ``ei``, ``pi`` or ``lcb``.
         kappa: the LCB's ``mean - kappa * sd`` weight.
-        noise: ``"learned"`` or a fixed nugget variance (standardised units).
+        noise: ``"learned"`` or a fixed nugget variance (standardised units, that is a
+            fraction of the modelled values' variance; see ``noise_units``).
         log_transform: model log(y) for positive objectives.
         output_warp: ``none`` or ``copula`` (normal scores of the ranks; see
             :class:`~gpautotune.surrogate.GPSettings`).
@@ -108,9 +109,15 @@ class GPRSettings(StrategySettings):
         inputs: what the kernel sees of the parameters: ``encoded`` (the space's
             encoding: log2 for powers of two, level index for ordinals) or ``values`` (their
             values scaled linearly to [0, 1]; the seeds' R models saw the raw values).
+        noise_units: how a fixed ``noise`` is read with ``model="kriging"``:
+            ``variance`` (a fraction of the modelled values' variance) or ``objective``
+            (a variance in the modelled values' own units, as R's ``km(nugget = ...)``
+            took it: the seeds' ``1e-3`` on Laplacian run times of ~1e-10 s is ~1e14
+            times their variance, so that LCB ranks by the trend's prediction variance;
+            docs/benchmarks/baselines.md).
     """
 
-    KEY_OMITS_DEFAULTS = ("model", "refit_every", "inputs")
+    KEY_OMITS_DEFAULTS = ("model", "refit_every", "inputs", "noise_units")
 
     n_init: PositiveInt | None = None
     init_method: Literal["sobol", "random", "lhs"] = "sobol"
@@ -141,6 +148,7 @@ class GPRSettings(StrategySettings):
     model: Literal["gp", "kriging"] = "gp"
     refit_every: PositiveInt = 1
     inputs: Literal["encoded", "values"] = "encoded"
+    noise_units: Literal["variance", "objective"] = "variance"
 
     @model_validator(mode="after")
     def _kriging_nugget(self) -> GPRSettings:
@@ -149,11 +157,17 @@ class GPRSettings(StrategySettings):
                 "model 'kriging' needs a fixed nugget: give noise as a fraction of the "
                 "variance (the seeds: 1e-12)"
             )
+        if self.noise_units == "objective" and self.model != "kriging":
+            raise ValueError("noise_units 'objective' needs model 'kriging'")
         return self
 
     def kriging(self) -> KrigingSettings:
         """The kriging model's settings (``model="kriging"``): nugget and log transform."""
-        return KrigingSettings(nugget=float(self.noise), log_transform=self.log_transform)
+        return KrigingSettings(
+            nugget=float(self.noise),
+            nugget_units=self.noise_units,
+            log_transform=self.log_transform,
+        )
 
     def gp(self) -> GPSettings:
         """The GP's settings: the options of the same names (the rest at their defaults)."""

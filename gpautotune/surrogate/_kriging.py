@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -53,14 +53,19 @@ class KrigingSettings:
     """How the kriging model is fitted (DiceKriging's ``km`` arguments).
 
     Attributes:
-        nugget: the known nugget as a fraction of the response's variance (the seeds:
-            ``1e-12``).
+        nugget: the known nugget: a fraction of the response's variance, or (with
+            ``nugget_units="objective"``) a variance in the response's own units.
+        nugget_units: ``variance`` (``nugget · var(y)``, as the seeds' last script
+            wrote it: ``1e-12``) or ``objective`` (``nugget`` itself, as ``km(nugget =
+            1e-3)`` took it in the script whose runs are the thesis' GPR row; on run times
+            of ~1e-10 s that nugget is ~1e14 times their variance).
         starts: uniform draws of (θ, σ²) whose best starts L-BFGS-B (``pop.size``).
         max_iter: L-BFGS-B iterations (R's ``optim`` default, 100).
         log_transform: model log(y) (only when every y > 0); the seeds modelled y.
     """
 
     nugget: float = 1e-12
+    nugget_units: Literal["variance", "objective"] = "variance"
     starts: int = 400
     max_iter: int = 100
     log_transform: bool = False
@@ -220,6 +225,8 @@ class KrigingSurrogate:
         #: The fit's ``theta`` (ranges, in units of the design's spread) and ``sigma2``.
         self.hyperparameters: Hyperparameters | None = None
         self._log, self._shift, self._scale = False, 0.0, 1.0
+        #: The nugget in the model's (standardised) units, set with the data.
+        self._tau2 = settings.nugget
 
     def transform(self, y: np.ndarray) -> np.ndarray:
         """Observed values -> model outputs (standardised, monotone in ``y``)."""
@@ -242,7 +249,7 @@ class KrigingSurrogate:
             mll=-value,
             lengthscales=[round(float(v), 5) for v in theta * scale],
             trend=[round(float(v), 5) for v in fit.beta],
-            noise=self.settings.nugget,
+            noise=self._tau2,
         )
 
     def restore(self, X: np.ndarray, y: np.ndarray, hyperparameters: Hyperparameters) -> None:
@@ -259,6 +266,9 @@ class KrigingSurrogate:
         z = np.log(y) if self._log else y
         self._shift = float(z.mean())
         self._scale = float(z.std(ddof=1)) if len(z) > 1 and z.std() > 0 else 1.0
+        self._tau2 = self.settings.nugget
+        if self.settings.nugget_units == "objective":
+            self._tau2 /= self._scale**2
         inputs, H = X[:, : self.d], X[:, self.d :]
         kept = [0] + [1 + j for j in estimable_columns(H, max_columns=max(len(y) - 2, 0))]
         F = np.column_stack([np.ones(len(y)), H])[:, kept]
@@ -272,13 +282,13 @@ class KrigingSurrogate:
         t = torch.as_tensor
         theta = t(self.hyperparameters["theta"], dtype=torch.float64)
         sigma2 = self.hyperparameters["sigma2"][0]
-        fit = _Fit.build(t(Xs), t(F), t(zt), theta, sigma2, self.settings.nugget)
+        fit = _Fit.build(t(Xs), t(F), t(zt), theta, sigma2, self._tau2)
         self.model = KrigingModel(fit, t(scale), kept, t(zt))
         return fit
 
     def _maximise(self, Xs, F, y, raw, seed) -> tuple[np.ndarray, float, float]:  # noqa: ANN001
         """θ (scaled units), σ² and -log L: the best of the uniform starts, then L-BFGS-B."""
-        tau2 = self.settings.nugget
+        tau2 = self._tau2
         lower, upper, x0, start_value = self._start(Xs, F, y, raw, seed)
         Xt, Ft, yt = (torch.as_tensor(a) for a in (Xs, F, y))
 
@@ -303,7 +313,7 @@ class KrigingSurrogate:
 
     def _start(self, Xs, F, y, raw, seed) -> tuple:  # noqa: ANN001
         """Bounds of (θ, σ²) and the best of ``starts`` uniform draws (``kmNuggets.init``)."""
-        tau2, starts = self.settings.nugget, self.settings.starts
+        tau2, starts = self._tau2, self.settings.starts
         start_var, low, high = _variance_bounds(raw, F, y, tau2)
         spread = np.ptp(raw, axis=0)
         lower = np.append(1e-10 / np.where(spread > 0, spread, 1.0), low)

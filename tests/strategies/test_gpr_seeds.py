@@ -25,8 +25,9 @@ def test_gpr_seeds_defaults_are_the_seeds_options() -> None:
         "acquisition": "lcb",
         "kappa": 0.3,
     }
-    assert settings["n_init"] == 13 and settings["init_method"] == "random"
-    assert settings["noise"] == 1e-12 and settings["log_transform"] is False
+    assert settings["n_init"] == 24 and settings["init_method"] == "random"
+    assert settings["noise"] == 1e-3 and settings["noise_units"] == "objective"
+    assert settings["log_transform"] is False
     assert settings["extra_inputs"] == [] and "stall" not in settings
 
 
@@ -40,6 +41,30 @@ def test_the_default_gpr_keeps_its_run_key() -> None:
 def test_kriging_needs_a_fixed_nugget() -> None:
     with pytest.raises(ConfigError, match="nugget"):
         make_strategy("gpr", BoothProblem().space, model="kriging")
+
+
+def test_a_nugget_in_the_objectives_units_needs_the_kriging_model() -> None:
+    with pytest.raises(ConfigError, match="noise_units"):
+        make_strategy("gpr", BoothProblem().space, noise=1e-3, noise_units="objective")
+    gp = make_strategy("gpr", BoothProblem().space).settings()
+    assert "noise_units" not in gp  # at its default: out of the run key
+
+
+@pytest.mark.slow
+def test_gpr_seeds_ends_where_the_thesis_runs_end(laplacian) -> None:
+    """Table 11.3's GPR runs end at elements_number = y_component_number in {5, 6} with
+    vector_length 1 (the trend's attractors, not the 1.21 basin at elements_number 24)."""
+    trend = (
+        "y_component_number + 1/y_component_number + vector_length + lws_y + 1/lws_y"
+        " + load_overlap + temporary_size + elements_number + 1/elements_number"
+        " + threads_number + 1/threads_number"
+    )
+    for seed in (0, 1):
+        result = tune(laplacian, "gpr-seeds", 120, seed=seed, strategy_options={"trend": trend})
+        best = result.best_config
+        assert best["elements_number"] == best["y_component_number"] in (5, 6)
+        assert best["vector_length"] == 1
+        assert result.best_value / laplacian.optimum < 1.11
 
 
 def test_refit_every_measures_the_best_of_one_scoring_in_order() -> None:

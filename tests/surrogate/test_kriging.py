@@ -102,6 +102,40 @@ def test_the_log_transform_and_nugget_follow_the_settings() -> None:
     assert model.model.fit.tau2 == 1e-6
 
 
+def test_a_nugget_in_the_objectives_units_is_that_variance_of_the_response() -> None:
+    X, y = _data()
+    fraction = KrigingSurrogate(KrigingSettings(starts=20, nugget=1e-4), 2, 1)
+    fraction.fit(_with_trend(X), y, seed=0)
+    objective = KrigingSettings(
+        starts=20, nugget=1e-4 * np.var(y, ddof=1), nugget_units="objective"
+    )
+    absolute = KrigingSurrogate(objective, 2, 1)
+    absolute.fit(_with_trend(X), y, seed=0)
+    assert absolute.model.fit.tau2 == pytest.approx(1e-4)
+    points = _with_trend(np.random.default_rng(2).uniform(0, 10, size=(5, 2)))
+    for a, b in zip(absolute.predict(points), fraction.predict(points), strict=True):
+        assert a == pytest.approx(b, rel=1e-6)
+
+
+def test_a_nugget_that_swamps_the_response_leaves_the_trend_alone() -> None:
+    """The seeds' ``nugget = 1e-3`` on run times of ~1e-10 s: no interpolation, the mean
+    is the least-squares trend and the variance that of its prediction."""
+    X, y = _data()
+    y = y * 1e-10
+    model = KrigingSurrogate(
+        KrigingSettings(starts=20, nugget=1e-3, nugget_units="objective"), 2, 1
+    )
+    model.fit(_with_trend(X), y, seed=0)
+    F = np.column_stack([np.ones(len(y)), X[:, 0]])
+    z = model.transform(y)
+    ols = F @ np.linalg.lstsq(F, z, rcond=None)[0]
+    mean, sd = model.predict(_with_trend(X))
+    assert mean == pytest.approx(ols, abs=1e-6)
+    leverage = np.einsum("ij,jk,ik->i", F, np.linalg.inv(F.T @ F), F)
+    tau2 = model.model.fit.tau2
+    assert sd**2 == pytest.approx(tau2 * (1 + leverage), rel=1e-6)
+
+
 def test_a_singular_design_raises_a_surrogate_error() -> None:
     X, y = _data(n=6)
     X = np.vstack([X, X])  # every point twice and no nugget: C is singular for any range
