@@ -35,6 +35,7 @@ DaskScheduler = Annotated[
     str | None, typer.Option(help="a running Dask scheduler, tcp://HOST:PORT")
 ]
 DaskWorkers = Annotated[int | None, typer.Option(help="local Dask worker processes")]
+Reference = Annotated[str | None, typer.Option(help="strategy label the others are compared with")]
 Overrides = Annotated[
     list[str] | None,
     typer.Option(

@@ -12,6 +12,7 @@ from gpautotune.cli._app import (
     AllowImports,
     DaskScheduler,
     DaskWorkers,
+    Reference,
     console,
     journal_file,
     user_errors,
@@ -31,9 +32,7 @@ def compare(
         Path | None,
         typer.Option(help="report folder (default: the file's `output`, else beside the journal)"),
     ] = None,
-    reference: Annotated[
-        str | None, typer.Option(help="strategy label the others are compared with")
-    ] = None,
+    reference: Reference = None,
     only: Annotated[
         list[str] | None, typer.Option(help="run only the strategies with this label (repeatable)")
     ] = None,
@@ -102,9 +101,7 @@ def report(
         Path | None,
         typer.Option(help="report folder (default: the comparison's, as `compare` writes)"),
     ] = None,
-    reference: Annotated[
-        str | None, typer.Option(help="strategy label the others are compared with")
-    ] = None,
+    reference: Reference = None,
     checkpoint: Annotated[
         list[int] | None,
         typer.Option(help="budget to tabulate (repeatable; default: the comparison's)"),
