@@ -158,14 +158,24 @@ def efficiency(args: argparse.Namespace) -> pd.DataFrame:
         for seed in range(args.first_seed, args.first_seed + args.seeds)
         for n in args.workers
     ]
+    from dask.distributed import as_completed
+
     from gpautotune.parallel import dask_client
 
+    # Each run's row is appended as it finishes, and runs already in the file are not
+    # made again: a command cut short (a time limit) keeps what it measured and resumes.
+    path = OUT / f"efficiency_runs_{args.tag}.csv"
+    done = pd.read_csv(path) if path.exists() else pd.DataFrame()
+    if len(done):
+        made = set(zip(done.problem, done.workers, done.seed, strict=True))
+        jobs = [job for job in jobs if (job[0], job[1], job[2]) not in made]
     os.environ.setdefault("OMP_NUM_THREADS", "1")  # inherited by the local Dask workers
     with dask_client(None, args.jobs) as client:
-        rows = client.gather(client.map(_simulated_star, jobs, pure=False))
-    frame = pd.DataFrame(rows).drop(columns="configs")
-    frame.to_csv(OUT / f"efficiency_runs_{args.tag}.csv", index=False)
-    return summarise_efficiency(frame)
+        for future in as_completed(client.map(_simulated_star, jobs, pure=False)):
+            row = pd.DataFrame([future.result()]).drop(columns="configs")
+            row.to_csv(path, mode="a", header=not path.exists(), index=False)
+            print(row.iloc[0].to_dict(), flush=True)
+    return summarise_efficiency(pd.read_csv(path))
 
 
 def summarise_efficiency(frame: pd.DataFrame) -> pd.DataFrame:
