@@ -12,7 +12,8 @@ takes each one's final slowdown (best value / the table's optimum), and writes, 
 
 * ``runs.csv.gz`` — one row per repetition (label, seed, slowdown, used, best_at,
   final_slowdown), so that the tables and figure can be redrawn without the journal
-  (``--runs`` reads it back);
+  (``--runs`` reads it back, and joins several: parts of a comparison run into separate
+  journals);
 * ``thesis_vs_ours.md`` — mean, median, min, max, share above 1.2 and budget (mean and
   maximum evaluations used) per method, next
   to the thesis' 1,000 runs (``shared/data/laplacian-k40c/thesis_*_runs_1000.csv``), with
@@ -229,14 +230,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--journal", type=Path, help="the comparison's journal")
-    source.add_argument("--runs", type=Path, help="a runs.csv.gz written earlier")
+    source.add_argument(
+        "--runs",
+        type=Path,
+        nargs="+",
+        help="runs.csv.gz written earlier; several (parts run into separate journals) are joined",
+    )
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     fixing = fixing_runs(args.journal) if args.journal else []
-    ours = our_runs(args.journal, fixing) if args.journal else pd.read_csv(args.runs)
     if args.journal:
+        ours = our_runs(args.journal, fixing)
+    else:
+        ours = pd.concat([pd.read_csv(path) for path in args.runs], ignore_index=True)
+    if args.journal or len(args.runs) > 1:
         ours.to_csv(args.out / "runs.csv.gz", index=False, float_format="%.6g")
+    if args.journal:
         steps = dlmt_steps(fixing, ours)
         if not steps.empty:
             steps.to_csv(args.out / "dlmt_first_step.csv", index=False, float_format="%.6g")
