@@ -188,7 +188,8 @@ def summarise_efficiency(frame: pd.DataFrame) -> pd.DataFrame:
         worst_120=("best_120", "max"),
         simulated_s=("simulated_s", "mean"),
     )
-    sequential = table.xs(1, level="workers")
+    # Without sequential runs in the frame (a part run alone) the two ratios are empty.
+    sequential = table[table.index.get_level_values("workers") == 1].droplevel("workers")
     table["vs_sequential_120"] = [
         m / sequential["mean_best_120"].get(p, np.nan)
         for (p, _), m in zip(table.index, table["mean_best_120"], strict=True)
@@ -198,6 +199,28 @@ def summarise_efficiency(frame: pd.DataFrame) -> pd.DataFrame:
         for (p, _), t in zip(table.index, table["simulated_s"], strict=True)
     ]
     return table.reset_index().round(4)
+
+
+def summary(args: argparse.Namespace) -> pd.DataFrame:
+    """The efficiency table of several parts' per-run rows joined (parts run as separate
+    commands: different problems, or the parallel runs apart from the sequential ones),
+    with each paired test against the sequential run of the same seed."""
+    from scipy.stats import wilcoxon
+
+    frame = pd.concat(
+        [pd.read_csv(OUT / f"efficiency_runs_{tag}.csv") for tag in args.parts], ignore_index=True
+    ).drop_duplicates(["problem", "workers", "seed"])
+    table = summarise_efficiency(frame)
+    best = frame.pivot_table(index=["problem", "seed"], columns="workers", values="best_120")
+    worse, better, p_values = [], [], []
+    for problem, n in zip(table.problem, table.workers, strict=True):
+        runs = best.loc[problem]
+        diff = (runs[n] - runs[1]).dropna()
+        worse.append(int((diff > 1e-9).sum()))
+        better.append(int((diff < -1e-9).sum()))
+        changed = bool((diff.abs() > 1e-9).any())
+        p_values.append(round(wilcoxon(diff).pvalue, 3) if changed else np.nan)
+    return table.assign(worse_120=worse, better_120=better, wilcoxon_p=p_values)
 
 
 # ---------------------------------------------------------------------- match
@@ -249,7 +272,7 @@ def markdown(frame: pd.DataFrame) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["speedup", "efficiency", "match"])
+    parser.add_argument("what", choices=["speedup", "efficiency", "match", "summary"])
     parser.add_argument("--problems", nargs="+", default=["k40c"], choices=sorted(PROBLEMS))
     parser.add_argument("--workers", nargs="+", type=int, default=[1, 2, 4, 8])
     parser.add_argument("--strategy", default="gpr")
@@ -260,9 +283,13 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2, help="efficiency: processes")
     parser.add_argument("--ask-s", type=float, default=0.0, help="efficiency: seconds per ask")
     parser.add_argument("--tag", default="run", help="suffix of the output files")
+    parser.add_argument(
+        "--parts", nargs="+", default=[], help="summary: tags of efficiency runs to join"
+    )
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
-    frame = {"speedup": speedup, "efficiency": efficiency, "match": match}[args.what](args)
+    what = {"speedup": speedup, "efficiency": efficiency, "match": match, "summary": summary}
+    frame = what[args.what](args)
     path = OUT / f"{args.what}_{args.tag}.csv"
     frame.to_csv(path, index=False)
     print(markdown(frame))
