@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import Field, NonNegativeInt, PositiveInt
@@ -35,7 +35,9 @@ class DLMTSettings(FactorFixingSettings):
             ``load_overlap + temporary_size``); later steps use ``significance``.
         augment: extra designs tried in a slice where no factor is significant.
         max_fix: fix at most this many factors per step, the most significant first
-            (None: every significant one).
+            (None: every significant one, the seeds' rule). ``"budget"`` (the default):
+            as few per step as the run's budget allows, so that the designs of the steps
+            left fit in what remains of it (:meth:`DLMT.paced_max_fix`).
         restarts: random starts of the Fedorov exchange.
         confirm: fix a significant factor only when its level in the predicted best
             configuration is also its level in the best configuration measured in the
@@ -57,7 +59,7 @@ class DLMTSettings(FactorFixingSettings):
     max_steps: PositiveInt | None = None
     fix: tuple[str, ...] = ()
     augment: NonNegativeInt = 1
-    max_fix: PositiveInt | None = None
+    max_fix: PositiveInt | Literal["budget"] | None = "budget"
     restarts: PositiveInt = 5
     confirm: bool = False
 
@@ -72,12 +74,16 @@ class DLMT(FactorFixing):
     Box-Cox transform of the response when a Breusch-Pagan test finds the residuals
     heteroscedastic (``transform="auto"``) — and fixes every factor whose joint F-test
     has ``p < significance`` to its level in the configuration predicted best among the
-    slice's valid ones. Each design adds new points to those already measured in the
-    slice (the exchange maximises the information of both). When no factor is
+    slice's valid ones — by default only as many of them, the most significant first, as
+    the budget requires (``max_fix="budget"``: with budget to spare, one per step, so that
+    a factor whose main-effect model is wrong while others are free waits for a smaller
+    slice; the seeds fixed every significant one, ``max_fix=None``). Each design adds new
+    points to those already measured in the slice (the exchange maximises the
+    information of both). When no factor is
     significant, up to ``augment`` further designs are added to the same slice; if still
     none is, after ``max_steps`` steps, or when no free factor is left, the predicted best
-    configuration is measured and the search stops, usually well within the budget (54.8
-    points of 125 on the Laplacian in the seeds).
+    configuration is measured and the search stops, usually within the budget (54.8 points
+    of 125 on the Laplacian in the seeds, 87 at one factor per step).
 
     The design size of a step is ``designs[k]`` when given, else ``design_factor`` times
     the number of model columns (intercept included, collinear terms left out): with
@@ -94,6 +100,10 @@ class DLMT(FactorFixing):
         self._retries = 0
         self.fix_rules = [build_basis(f, space) for f in self.options.fix]
         self._measuring = False
+        self._budget: int | None = None
+
+    def plan(self, budget: int | None) -> None:
+        self._budget = budget
 
     def _step(self) -> np.ndarray | None:
         if self.phase == "final":
@@ -116,7 +126,7 @@ class DLMT(FactorFixing):
             free = set(self.subspace.free_names)
             significant = [n for n in self.fix_rules[self.step].parameters if n in free]
         else:
-            significant = model.significant(self.options.significance)[: self.options.max_fix]
+            significant = model.significant(self.options.significance)[: self._max_fix(model)]
         last = self.options.max_steps is not None and self.step + 1 >= self.options.max_steps
         best = self.predicted_best(model)
         if best is None:
@@ -143,6 +153,36 @@ class DLMT(FactorFixing):
         if not significant or last or not self.subspace.free:
             return best[None, :]
         return None
+
+    def _max_fix(self, model: Any) -> int | None:
+        if self.options.max_fix != "budget":
+            return self.options.max_fix
+        return self.paced_max_fix(len(model.basis.term_names))
+
+    def paced_max_fix(self, columns: int) -> int:
+        """The fewest factors to fix at this step such that fixing as many at every later
+        step leaves designs that fit in the budget left (one evaluation kept for the
+        final configuration).
+
+        A design for ``f`` free factors is planned at ``design_factor`` times its model's
+        columns, ``1 + f * columns / free`` (the current model's ``columns`` per free
+        factor). More steps fixing fewer factors each decide each factor on a model
+        that has fewer wrong terms left; the budget decides how many steps there can be.
+        Without a budget (none given) one factor per step.
+        """
+        free = len(self.subspace.free_names)
+        if self._budget is None or free <= 1:
+            return 1
+        left = self._budget - len(self.history) - 1
+        per_factor = columns / free
+        for k in range(1, free + 1):
+            planned = sum(
+                math.ceil(self.options.design_factor * (1 + f * per_factor))
+                for f in range(free - k, 0, -k)
+            )
+            if planned <= left:
+                return k
+        return free
 
     def _confirmed(self, significant: list[str], best: np.ndarray) -> list[str]:
         """The significant factors whose predicted-best level is also their level in the

@@ -230,7 +230,7 @@ SCREENING_MODEL = "x1 + x2 + x3 + x4 + x5 + x6 + x7 + x8 + x8^2 + x3*x5"
 
 def test_dlmt_fixes_the_active_factors_first_and_finds_the_optimum() -> None:
     problem = ScreeningProblem(levels=5, noise=0.01, seed=4)
-    strategy, result = _run_strategy(problem, "dlmt", 200, formula=SCREENING_MODEL)
+    strategy, result = _run_strategy(problem, "dlmt", 200, formula=SCREENING_MODEL, max_fix=None)
     assert set(strategy.decisions[0].fixed) == {"x1", "x3", "x5", "x7", "x8"}
     assert strategy.decisions[0].fixed["x5"] == -1.0 and strategy.decisions[0].fixed["x8"] == 0.0
     assert result.used < 100
@@ -242,6 +242,21 @@ def test_dlmt_design_size_follows_the_model_terms() -> None:
     _, result = _run_strategy(problem, "dlmt", 200, formula=SCREENING_MODEL)
     first = [t for t in result.trials if t.info["step"] == 0]
     assert len(first) == 2 * (10 + 1)
+
+
+@pytest.mark.parametrize(("budget", "per_step"), [(200, 1), (60, 2)])
+def test_dlmt_paced_fixing_fixes_as_few_factors_as_the_budget_allows(budget, per_step) -> None:
+    # 22-point first design; planned designs of 10 terms over 8 factors then fit in 177
+    # points fixing one factor per step, but in 37 only fixing two.
+    problem = ScreeningProblem(levels=5, noise=0.01, seed=4)
+    strategy, result = _run_strategy(
+        problem, "dlmt", budget, formula=SCREENING_MODEL, max_fix="budget"
+    )
+    first = strategy.decisions[0]
+    assert len(first.fixed) == per_step
+    assert set(first.fixed) <= {"x1", "x3", "x5", "x7", "x8"}
+    assert all(len(d.fixed) <= per_step for d in strategy.decisions)
+    assert result.used <= budget
 
 
 def test_dlmt_forced_schedule_reproduces_the_seeds_run(laplacian) -> None:
