@@ -195,6 +195,22 @@ def _ordered(groups: list[Group], labels: list[str]) -> list[Group]:
     return sorted(groups, key=lambda g: (problems.index(g.problem), rank.get(g.label, len(rank))))
 
 
+def _warn_if_mixed(problem: str, label: str, runs: pd.DataFrame) -> None:
+    """Warn when one label holds runs of different strategies or settings (a journal
+    shared by comparison files that use the label for different entries): the report
+    would pool them as one strategy."""
+    kinds = runs[["strategy", "strategy_settings"]].drop_duplicates()
+    if len(kinds) > 1:
+        _log.warning(
+            "label %r on %s holds runs of %d different strategy settings (%s), reported "
+            "as one: give the entries different labels, or each comparison its own journal",
+            label,
+            problem,
+            len(kinds),
+            "; ".join(f"{k.strategy} {k.strategy_settings}" for k in kinds.itertuples()),
+        )
+
+
 def load_runs(path: str | os.PathLike[str]) -> RunTable:
     """Read a journal's finished runs and its problem catalog.
 
@@ -220,6 +236,7 @@ def load_runs(path: str | os.PathLike[str]) -> RunTable:
         ],
     )
     for (display, label), sub in finished.groupby(["display", "group"], sort=False):
+        _warn_if_mixed(display, label, sub)
         horizon = int(sub["budget"].max())
         values = [
             by_run.get(rid, np.empty(0))[: int(b)]

@@ -427,13 +427,13 @@ class Journal:
     # ----------------------------------------------------------- run tables
     def run_table(self) -> pd.DataFrame:
         """One row per run: ``id, problem, problem_settings`` (stored JSON), ``strategy,
-        seed, budget, status, label, wall_s`` (finished minus started, NaN while
-        unfinished), in id order."""
+        strategy_settings`` (stored JSON), ``seed, budget, status, label, wall_s``
+        (finished minus started, NaN while unfinished), in id order."""
         import pandas as pd
 
         return pd.read_sql_query(
-            "SELECT id, problem, problem_settings, strategy, seed, budget, status, label,"
-            " finished_at - started_at AS wall_s FROM runs ORDER BY id",
+            "SELECT id, problem, problem_settings, strategy, strategy_settings, seed, budget,"
+            " status, label, finished_at - started_at AS wall_s FROM runs ORDER BY id",
             self._conn,
         )
 

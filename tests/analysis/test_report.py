@@ -150,3 +150,20 @@ def test_a_comparisons_stored_settings_are_the_reports_defaults(journal, tmp_pat
     assert report.checkpoints == {"toy": [3]} and report.reference == {"toy": "B"}
     assert report_dir(journal) == tmp_path / "rep"
     assert analyse(journal, checkpoints=[2], reference="A").checkpoints == {"toy": [2]}
+
+
+def test_a_label_pooling_different_settings_is_warned_about(tmp_path, caplog):
+    space = Space([IntRange("x", 0, 9)])
+
+    def objective(config):
+        return float((config["x"] - 3) ** 2)
+
+    db = tmp_path / "mixed.db"
+    tune(objective, "random", 4, space=space, storage=db, seed=0, label="S")
+    tune(objective, "sobol", 4, space=space, storage=db, seed=1, label="S")
+    tune(objective, "random", 4, space=space, storage=db, seed=1, label="R")
+    with caplog.at_level("WARNING", logger="gpautotune.analysis._runs"):
+        runs = load_runs(db)
+    warned = [r.getMessage() for r in caplog.records if "strategy settings" in r.getMessage()]
+    assert len(warned) == 1 and "'S'" in warned[0]
+    assert sorted(len(g.seeds) for g in runs.groups) == [1, 2]
