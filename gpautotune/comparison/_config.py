@@ -266,6 +266,9 @@ class Repetition:
     key: str = field(default="", compare=False)
     #: The user's opt-in to the code the problem section names (``--allow-imports``).
     allow_imports: bool = False
+    #: The run's key without where its data lies (``RunSpec.placeless_key``; None when
+    #: the problem replays no table).
+    placeless_key: str | None = field(default=None, compare=False)
 
     @property
     def label(self) -> str:
@@ -298,7 +301,7 @@ def expand(
                 if r >= config.repetitions_of(entry):
                     continue
                 seed = config.seed_of(entry, r)
-                key = dataclasses.replace(specs[i, j], seed=seed).key
+                spec = dataclasses.replace(specs[i, j], seed=seed)
                 yield Repetition(
                     section,
                     entry,
@@ -307,6 +310,7 @@ def expand(
                     config.budget_of(entry),
                     config.storage,
                     bool(problem.measures_hardware),
-                    key,
+                    spec.key,
                     allow_imports,
+                    spec.placeless_key,
                 )

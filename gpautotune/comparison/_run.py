@@ -126,8 +126,12 @@ def pending_repetitions(
     """The repetitions still to run and the number already finished with this budget."""
     repetitions = list(expand(config, list(problems), allow_imports=allow_imports))
     with Journal(config.storage) as journal:
-        finished = {(r.key, r.budget) for r in journal.runs() if r.status == "finished"}
-    pending = [r for r in repetitions if (r.key, r.budget) not in finished]
+        finished = journal.finished()
+    pending = [
+        r
+        for r in repetitions
+        if (r.key, r.budget) not in finished and (r.placeless_key, r.budget) not in finished
+    ]
     return pending, len(repetitions) - len(pending)
 
 

@@ -22,6 +22,7 @@ under a file) are storage errors naming the journal and a fix
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -41,6 +42,7 @@ from gpautotune.storage._records import (
     RunSpec,
     dumps,
     package_versions,
+    placeless_key,
 )
 from gpautotune.storage._schema import HINTS, SCHEMA
 from gpautotune.storage._url import journal_path
@@ -162,7 +164,7 @@ class Journal:
             return record
 
     def _open_run(self, spec: RunSpec, budget: int | None) -> RunRecord:
-        existing = self.find_run(spec.key)
+        existing = self.find(spec)
         if existing is not None:
             if budget is not None and budget != existing.budget:
                 self._conn.execute(
@@ -192,6 +194,46 @@ class Journal:
         except sqlite3.IntegrityError:  # another process created it meanwhile
             pass
         return self.get_run(self.find_run(spec.key).id)
+
+    def find(self, spec: RunSpec) -> RunRecord | None:
+        """The run of ``spec``: the one with its key, else one made from the same data
+        (digest) read from another place (see :attr:`RunSpec.placeless_key`); runs set
+        aside (:meth:`set_aside_run`) are not found."""
+        existing = self.find_run(spec.key)
+        if existing is not None or spec.placeless_key is None:
+            return existing
+        rows = self._conn.execute(
+            "SELECT r.id, r.problem_settings, r.strategy_settings FROM runs r JOIN run_data d"
+            " ON d.run_id = r.id WHERE r.problem=? AND r.strategy=? AND r.seed IS ?"
+            " AND r.label IS ? AND d.digest=? AND r.status != 'stopped' ORDER BY r.id",
+            (spec.problem, spec.strategy, spec.seed, spec.label, spec.data_digest),
+        ).fetchall()
+        for run_id, problem, strategy in rows:
+            stored = dataclasses.replace(
+                spec, problem_settings=json.loads(problem), strategy_settings=json.loads(strategy)
+            )
+            if stored.placeless_key == spec.placeless_key:
+                return self.get_run(run_id)
+        return None
+
+    def finished(self) -> set[tuple[str, int | None]]:
+        """``(key, budget)`` of the finished runs, and ``(placeless key, budget)`` of those
+        made from replayed data (see :attr:`RunSpec.placeless_key`)."""
+        out: set[tuple[str, int | None]] = set()
+        for r in self.runs():
+            if r.status == "finished":
+                s = r.settings
+                where = placeless_key(
+                    r.problem,
+                    s["problem"],
+                    r.strategy,
+                    s["strategy"],
+                    r.seed,
+                    r.label,
+                    self.data_digest(r.id),
+                )
+                out |= {(r.key, r.budget)} | ({(where, r.budget)} if where else set())
+        return out
 
     def _check_data(self, record: RunRecord, digest: str | None) -> None:
         """Record the run's data digest, or refuse other data than the run was made from."""

@@ -11,7 +11,16 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CatalogEntry", "RunRecord", "RunSpec", "RunningTrial", "dumps", "package_versions"]
+__all__ = [
+    "LOCATION_SETTINGS",
+    "CatalogEntry",
+    "RunRecord",
+    "RunSpec",
+    "RunningTrial",
+    "dumps",
+    "package_versions",
+    "placeless_key",
+]
 
 _PACKAGES = ("gpautotune", "numpy", "scipy", "torch", "gpytorch", "botorch", "pandas", "pyopencl")
 
@@ -42,12 +51,37 @@ def dumps(value: Any) -> str:
     return json.dumps(value, default=_json_default, sort_keys=True)
 
 
+#: Problem settings that say where a replayed table was read from (replay ``source``,
+#: Kernel Tuner cache ``path``), not what it holds: the data digest says that.
+LOCATION_SETTINGS = frozenset({"source", "path"})
+
+
+def placeless_key(
+    problem: str,
+    problem_settings: Mapping[str, Any],
+    strategy: str,
+    strategy_settings: Any,
+    seed: int | None,
+    label: str | None,
+    digest: str | None,
+) -> str | None:
+    """A run's identity without :data:`LOCATION_SETTINGS`, with its data digest instead
+    (None without a digest: then the place is all that says which data a run used)."""
+    if digest is None:
+        return None
+    settings = {k: v for k, v in problem_settings.items() if k not in LOCATION_SETTINGS}
+    return dumps([problem, settings, strategy, strategy_settings, seed, label, digest])
+
+
 @dataclass(frozen=True)
 class RunSpec:
     """What identifies a run: same key, same run (re-running resumes it).
 
     ``data_digest`` (the digest of a replayed table, see ``Problem.data_digest``) is kept
-    beside the key, not in it: a run resumed on other data is refused, not forked.
+    beside the key, not in it: a run resumed on other data is refused, not forked. Where
+    that data lies (the problem settings :data:`LOCATION_SETTINGS`) is in the key, but a
+    run made from the same data elsewhere (a journal brought from another machine, a data
+    folder moved) is the same run: see :attr:`placeless_key`.
     """
 
     problem: str
@@ -70,6 +104,21 @@ class RunSpec:
                 "seed": self.seed,
                 "label": self.label,
             }
+        )
+
+    @property
+    def placeless_key(self) -> str | None:
+        """The key without where the data lies, with its digest instead (None without a
+        digest): equal for the runs that :meth:`Journal.find <gpautotune.storage.Journal.find>`
+        takes for one run."""
+        return placeless_key(
+            self.problem,
+            self.problem_settings,
+            self.strategy,
+            self.strategy_settings,
+            self.seed,
+            self.label,
+            self.data_digest,
         )
 
     def describe(self) -> str:

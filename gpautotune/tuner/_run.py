@@ -103,7 +103,15 @@ def name_clash(journal: Journal, spec: RunSpec) -> RunRecord | None:
     problem, strategy, options or seed is a mistake to report, not a second run."""
     if spec.label is None:
         return None
-    return next((r for r in journal.runs() if r.label == spec.label and r.key != spec.key), None)
+    same = journal.find(spec)  # the run itself, perhaps made from its data elsewhere
+    return next(
+        (
+            r
+            for r in journal.runs()
+            if r.label == spec.label and r.key != spec.key and (same is None or r.id != same.id)
+        ),
+        None,
+    )
 
 
 class TuningRun:
@@ -172,7 +180,7 @@ class TuningRun:
         self._owns_journal = not isinstance(storage, Journal)
         self.journal = _journal(storage)
         spec = run_spec(target, strategy, seed=seed, label=label, problem_name=problem_name)
-        existing = self.journal.find_run(spec.key)
+        existing = self.journal.find(spec)
         if existing is not None and not load_if_exists:
             raise StorageError(
                 f"run {existing.id} ({spec.describe()}) already exists in "

@@ -84,6 +84,40 @@ def test_runs_each_repetition_once_and_skips_finished_ones(tmp_path, scheduler):
     )  # nothing left: no cluster
 
 
+def test_a_table_read_from_another_folder_resumes_its_runs(tmp_path, scheduler):
+    """A journal brought to another machine (the table elsewhere, the same rows): its runs
+    are the comparison's, not made again; a changed table is another run."""
+    rows = "x,y,time\n" + "".join(
+        f"{x},{y},{(x - 1) ** 2 + (y + 3) ** 2 + 1}.0\n" for x in range(-4, 5) for y in range(-4, 5)
+    )
+    folders = [tmp_path / "here", tmp_path / "there", tmp_path / "changed"]
+    for folder in folders:
+        folder.mkdir()
+        folder.joinpath("t.csv").write_text(rows)
+    folders[2].joinpath("t.csv").write_text(rows.replace("-4,-4,27.0", "-4,-4,0.5"))
+
+    def replay(folder: Path) -> str:
+        return (
+            f"{{name: replay, data: {folder / 't.csv'}, objective: time, parameters: "
+            "[{name: x, kind: int, low: -4, high: 4}, {name: y, kind: int, low: -4, high: 4}]}"
+        )
+
+    first = run_comparison(
+        _config(tmp_path, replay(folders[0]), repetitions=2, budget=5), scheduler=scheduler
+    )
+    assert first.completed == 4
+    moved = run_comparison(
+        _config(tmp_path, replay(folders[1]), repetitions=2, budget=5), scheduler=scheduler
+    )
+    assert moved.skipped == 4 and moved.outcomes == []
+    changed = run_comparison(
+        _config(tmp_path, replay(folders[2]), repetitions=2, budget=5), scheduler=scheduler
+    )
+    assert changed.skipped == 0 and changed.completed == 4
+    with Journal(tmp_path / "c.db") as journal:
+        assert len(journal.runs()) == 8
+
+
 def test_larger_budget_extends_the_stored_runs(tmp_path, scheduler):
     cfg = _config(tmp_path, "{name: booth}", repetitions=2, budget=6)
     run_comparison(cfg, scheduler=scheduler)

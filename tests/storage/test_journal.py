@@ -113,3 +113,20 @@ def test_import_csv_as_warm_start(tmp_path):
     pd.DataFrame({"x1": [99], "x2": [1], "value": [1.0]}).to_csv(path, index=False)
     with pytest.raises(ConfigError, match="row 2"):
         import_csv(path, space)
+
+
+def test_a_run_made_from_the_same_data_elsewhere_is_found_again(tmp_path):
+    j = Journal(tmp_path / "j.db")
+
+    def at(place, digest="d1", a=1):
+        return spec(problem_settings={"a": a, "source": place}, data_digest=digest)
+
+    run = j.open_run(at("/here/t.csv"), budget=10)
+    j.finish_run(run.id)
+    assert j.open_run(at("/there/t.csv"), budget=10).id == run.id
+    assert (at("/there/t.csv").placeless_key, 10) in j.finished()
+    assert j.find(at("/there/t.csv", digest="d2")) is None  # other data
+    assert j.find(at("/there/t.csv", a=2)) is None  # other settings
+    assert j.find(spec(problem_settings={"a": 1, "source": "/there/t.csv"})) is None  # no digest
+    j.set_aside_run(run.id)
+    assert j.find(at("/there/t.csv")) is None and j.find(at("/here/t.csv")) is None
