@@ -197,8 +197,8 @@ class Journal:
 
     def find(self, spec: RunSpec) -> RunRecord | None:
         """The run of ``spec``: the one with its key, else one made from the same data
-        (digest) read from another place (see :attr:`RunSpec.placeless_key`); runs set
-        aside (:meth:`set_aside_run`) are not found."""
+        (digest) read from another place (see ``RunSpec.placeless_key``); runs set
+        aside (``set_aside_run``) are not found."""
         existing = self.find_run(spec.key)
         if existing is not None or spec.placeless_key is None:
             return existing
@@ -218,7 +218,7 @@ class Journal:
 
     def finished(self) -> set[tuple[str, int | None]]:
         """``(key, budget)`` of the finished runs, and ``(placeless key, budget)`` of those
-        made from replayed data (see :attr:`RunSpec.placeless_key`)."""
+        made from replayed data (see ``RunSpec.placeless_key``)."""
         out: set[tuple[str, int | None]] = set()
         for r in self.runs():
             if r.status == "finished":

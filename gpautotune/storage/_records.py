@@ -65,7 +65,7 @@ def placeless_key(
     label: str | None,
     digest: str | None,
 ) -> str | None:
-    """A run's identity without :data:`LOCATION_SETTINGS`, with its data digest instead
+    """A run's identity without ``LOCATION_SETTINGS``, with its data digest instead
     (None without a digest: then the place is all that says which data a run used)."""
     if digest is None:
         return None
@@ -79,9 +79,9 @@ class RunSpec:
 
     ``data_digest`` (the digest of a replayed table, see ``Problem.data_digest``) is kept
     beside the key, not in it: a run resumed on other data is refused, not forked. Where
-    that data lies (the problem settings :data:`LOCATION_SETTINGS`) is in the key, but a
+    that data lies (the problem settings ``LOCATION_SETTINGS``) is in the key, but a
     run made from the same data elsewhere (a journal brought from another machine, a data
-    folder moved) is the same run: see :attr:`placeless_key`.
+    folder moved) is the same run: see ``placeless_key``.
     """
 
     problem: str
@@ -109,7 +109,7 @@ class RunSpec:
     @property
     def placeless_key(self) -> str | None:
         """The key without where the data lies, with its digest instead (None without a
-        digest): equal for the runs that :meth:`Journal.find <gpautotune.storage.Journal.find>`
+        digest): equal for the runs that ``Journal.find``
         takes for one run."""
         return placeless_key(
             self.problem,
