@@ -108,7 +108,9 @@ class GPRSettings(StrategySettings):
             ``ask(q)`` conditions each pick on the previous ones).
         inputs: what the kernel sees of the parameters: ``encoded`` (the space's
             encoding: log2 for powers of two, level index for ordinals) or ``values`` (their
-            values scaled linearly to [0, 1]; the seeds' R models saw the raw values).
+            values scaled linearly to [0, 1]; the seeds' R models saw the raw values). In
+            both, a categorical of more than two levels is one-hot (unordered: every two of
+            its levels equally far apart).
         noise_units: how a fixed ``noise`` is read with ``model="kriging"``:
             ``variance`` (a fraction of the modelled values' variance) or ``objective``
             (a variance in the modelled values' own units, as R's ``km(nugget = ...)``

@@ -50,7 +50,7 @@ from gpautotune.acquisition import (
     score_candidates,
 )
 from gpautotune.exceptions import ConfigError
-from gpautotune.space import Space, sample_index
+from gpautotune.space import Categorical, Space, sample_index
 from gpautotune.strategies._base import Proposal, Strategy
 from gpautotune.strategies._gpr_records import ModelFit, ModelPick, model_fits
 from gpautotune.strategies._gpr_settings import GPRSettings
@@ -97,6 +97,13 @@ class GPRStrategy(Strategy):
                 f"extra_inputs {unknown} are not derived quantities of the space; "
                 f"derived: {sorted(space.describe()['derived'])}"
             )
+        #: Categorical parameters of more than two levels and their level counts: the
+        #: kernel sees them one-hot (unordered), not by their level index.
+        self._onehot = {
+            j: p.n_levels
+            for j, p in enumerate(space.parameters)
+            if isinstance(p, Categorical) and p.n_levels > 2
+        }
         self.basis = build_basis(o.trend, space, inputs=self.extra_inputs)
         self.gp_settings, self.pool_settings = o.gp(), o.pool()
         self.gp = self._surrogate()
@@ -113,7 +120,8 @@ class GPRStrategy(Strategy):
 
     def _surrogate(self) -> GPSurrogate | KrigingSurrogate:
         """The model the ``model`` option names, over the parameters and extra inputs."""
-        dims = self.space.dims + len(self.extra_inputs)
+        onehot = sum(k - 1 for k in self._onehot.values())
+        dims = self.space.dims + onehot + len(self.extra_inputs)
         if self.options.model == "kriging":
             return KrigingSurrogate(self.options.kriging(), dims, len(self.basis))
         return GPSurrogate(self.gp_settings, dims, len(self.basis))
@@ -169,7 +177,23 @@ class GPRStrategy(Strategy):
     def _positions(self, index: np.ndarray) -> np.ndarray:
         """The kernel's view of the parameters: the space's encoding, or (``inputs="values"``)
         the parameters' values scaled linearly to [0, 1] over their levels (the seeds' R
-        models saw the values themselves); non-numeric levels keep their encoding."""
+        models saw the values themselves); non-numeric levels keep their encoding. A
+        categorical of more than two levels is one-hot in both: one 0/1 column per level,
+        so that every two of its levels are equally far apart."""
+        encoded = self._numeric(index)
+        if not self._onehot:
+            return encoded
+        columns = []
+        for j in range(self.space.dims):
+            if j in self._onehot:
+                levels = np.asarray(index[:, j], dtype=np.int64)
+                columns.append(np.eye(self._onehot[j])[levels])
+            else:
+                columns.append(encoded[:, j : j + 1])
+        return np.hstack(columns)
+
+    def _numeric(self, index: np.ndarray) -> np.ndarray:
+        """One column per parameter: the space's encoding, or the values scaled to [0, 1]."""
         encoded = self.space.encode(index)
         if self.options.inputs == "encoded":
             return encoded

@@ -10,7 +10,7 @@ from gpautotune.problems.synthetic import (
     HiddenFailureProblem,
     ScreeningProblem,
 )
-from gpautotune.space import IntRange, Space
+from gpautotune.space import Categorical, IntRange, Space
 from gpautotune.storage import import_csv
 from gpautotune.strategies import make_strategy
 from gpautotune.strategies.gpr import GPRStrategy, ModelPick
@@ -486,3 +486,36 @@ def test_pending_configurations_are_believed_like_earlier_picks_of_a_batch():
     assert len(resumed.info["fit"]["pending"]) == 1 and "pending" not in first.info["fit"]
     (alone,) = _told_gpr(problem, 9).ask(1)
     assert alone.config == first.config  # without it, the batch's first pick again
+
+
+class _Layouts(Problem):
+    """Five unordered layouts (the fastest in the middle of the list) times a tile size."""
+
+    name = "layouts"
+    COST = {"rows": 4.0, "tiles": 3.0, "blocked": 1.0, "columns": 5.0, "diagonal": 2.5}
+
+    def __init__(self) -> None:
+        self.space = Space(
+            [Categorical("layout", tuple(self.COST)), IntRange("tile", 1, 8)], name="layouts"
+        )
+
+    def evaluate(self, config):
+        return Measurement.success(self.COST[config["layout"]] + 0.2 * (config["tile"] - 5) ** 2)
+
+
+@pytest.mark.parametrize("inputs", ["encoded", "values"])
+def test_the_kernel_sees_categoricals_one_hot(inputs):
+    """Every two levels of a categorical are equally far apart for the kernel (an index
+    encoding put the first and the last level four times further apart than neighbours),
+    and a GP run on such a space fits one length-scale per level column."""
+    problem = _Layouts()
+    space = problem.space
+    gpr = GPRStrategy(space, seed=0, trend="constant", inputs=inputs, **FAST)
+    rows = space.to_index([{"layout": level, "tile": 3} for level in _Layouts.COST])
+    x = gpr.features(rows)
+    assert x.shape == (5, 6) and set(np.unique(x[:, :5])) == {0.0, 1.0}
+    gaps = [np.linalg.norm(x[i] - x[j]) for i in range(5) for j in range(i + 1, 5)]
+    assert np.allclose(gaps, gaps[0]) and gaps[0] > 0
+    result = tune(problem, "gpr", 12, seed=1, strategy_options={**FAST, "inputs": inputs})
+    model = [t.info for t in result.trials if t.source == "model"]
+    assert model and all(len(i["lengthscales"]) == 6 for i in model)
