@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -113,6 +114,16 @@ def descendants(pid: int) -> list[psutil.Process]:
         return psutil.Process(pid).children(recursive=True)
     except psutil.NoSuchProcess:
         return []
+
+
+def runs_program(pid: int, name: str) -> bool:
+    """Whether a descendant of ``pid`` runs the program ``name`` (descendants that end
+    while they are looked at, a compiler's passes say, are skipped)."""
+    for child in descendants(pid):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            if child.name() == name:
+                return True
+    return False
 
 
 def gone(pid: int) -> bool:

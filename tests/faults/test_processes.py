@@ -27,6 +27,7 @@ from tests.faults.processes import (
     SPINNING_TUNER,
     descendants,
     gone,
+    runs_program,
     spin_config,
     start_cli,
     start_python,
@@ -79,7 +80,7 @@ def test_kill_9_of_a_tuner_ends_its_spinning_worker(tmp_path, compiled) -> None:
     wait_for(marker.exists, 60, "the worker to start evaluating")
     worker = int(marker.read_text())
     if compiled:
-        wait_for(lambda: any(c.name() == "kernel" for c in descendants(worker)), 60, "program")
+        wait_for(lambda: runs_program(worker, "kernel"), 60, "program")
     family = [worker, *(c.pid for c in descendants(worker))]
     _kill_and_check(tuner, family, signal.SIGKILL)
     left = _folders(WORKER_PREFIX, tuner.pid)  # the program's folder is in the worker's
@@ -92,7 +93,7 @@ def test_kill_9_of_a_tuner_ends_its_spinning_worker(tmp_path, compiled) -> None:
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "kill-9"])
 def test_the_cli_killed_while_a_c_kernel_spins_leaves_nothing(tmp_path, how) -> None:
     tuner = start_cli(tmp_path, "tune", str(spin_config(tmp_path, "c-kernel")))
-    wait_for(lambda: any(c.name() == "kernel" for c in descendants(tuner.pid)), 120, "kernel")
+    wait_for(lambda: runs_program(tuner.pid, "kernel"), 120, "kernel")
     family = [c.pid for c in descendants(tuner.pid)]
     _kill_and_check(tuner, family, how)
     left = _folders(SPAPT_PREFIX, tuner.pid)
