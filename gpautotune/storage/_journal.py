@@ -22,7 +22,6 @@ under a file) are storage errors naming the journal and a fix
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import logging
 import os
@@ -209,30 +208,33 @@ class Journal:
             (spec.problem, spec.strategy, spec.seed, spec.label, spec.data_digest),
         ).fetchall()
         for run_id, problem, strategy in rows:
-            stored = dataclasses.replace(
-                spec, problem_settings=json.loads(problem), strategy_settings=json.loads(strategy)
+            stored = placeless_key(
+                spec.problem,
+                json.loads(problem),
+                spec.strategy,
+                json.loads(strategy),
+                spec.seed,
+                spec.label,
+                spec.data_digest,
             )
-            if stored.placeless_key == spec.placeless_key:
+            if stored == spec.placeless_key:
                 return self.get_run(run_id)
         return None
 
     def finished(self) -> set[tuple[str, int | None]]:
         """``(key, budget)`` of the finished runs, and ``(placeless key, budget)`` of those
         made from replayed data (see ``RunSpec.placeless_key``)."""
+        rows = self._conn.execute(
+            "SELECT r.key, r.budget, r.problem, r.problem_settings, r.strategy,"
+            " r.strategy_settings, r.seed, r.label, d.digest FROM runs r"
+            " LEFT JOIN run_data d ON d.run_id = r.id WHERE r.status = 'finished'"
+        ).fetchall()
         out: set[tuple[str, int | None]] = set()
-        for r in self.runs():
-            if r.status == "finished":
-                s = r.settings
-                where = placeless_key(
-                    r.problem,
-                    s["problem"],
-                    r.strategy,
-                    s["strategy"],
-                    r.seed,
-                    r.label,
-                    self.data_digest(r.id),
-                )
-                out |= {(r.key, r.budget)} | ({(where, r.budget)} if where else set())
+        for key, budget, problem, settings, strategy, options, seed, label, digest in rows:
+            where = placeless_key(
+                problem, json.loads(settings), strategy, json.loads(options), seed, label, digest
+            )
+            out |= {(key, budget)} | ({(where, budget)} if where else set())
         return out
 
     def _check_data(self, record: RunRecord, digest: str | None) -> None:

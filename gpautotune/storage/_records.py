@@ -109,8 +109,7 @@ class RunSpec:
     @property
     def placeless_key(self) -> str | None:
         """The key without where the data lies, with its digest instead (None without a
-        digest): equal for the runs that ``Journal.find``
-        takes for one run."""
+        digest): equal for the runs that ``Journal.find`` takes for one run."""
         return placeless_key(
             self.problem,
             self.problem_settings,
