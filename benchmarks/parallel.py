@@ -205,14 +205,14 @@ def summary(args: argparse.Namespace) -> pd.DataFrame:
     """The efficiency table of several parts' per-run rows joined (parts run as separate
     commands: different problems, or the parallel runs apart from the sequential ones),
     with each paired test against the sequential run of the same seed."""
-    from scipy.stats import wilcoxon
+    from scipy.stats import bootstrap, wilcoxon
 
     frame = pd.concat(
         [pd.read_csv(OUT / f"efficiency_runs_{tag}.csv") for tag in args.parts], ignore_index=True
     ).drop_duplicates(["problem", "workers", "seed"])
     table = summarise_efficiency(frame)
     best = frame.pivot_table(index=["problem", "seed"], columns="workers", values="best_120")
-    worse, better, p_values = [], [], []
+    worse, better, p_values, low, high = [], [], [], [], []
     for problem, n in zip(table.problem, table.workers, strict=True):
         runs = best.loc[problem]
         diff = (runs[n] - runs[1]).dropna()
@@ -220,7 +220,17 @@ def summary(args: argparse.Namespace) -> pd.DataFrame:
         better.append(int((diff < -1e-9).sum()))
         changed = bool((diff.abs() > 1e-9).any())
         p_values.append(round(wilcoxon(diff).pvalue, 3) if changed else np.nan)
-    return table.assign(worse_120=worse, better_120=better, wilcoxon_p=p_values)
+        # the paired mean difference as a fraction of the sequential mean, 95% bootstrap
+        ci = (
+            bootstrap((diff.to_numpy(),), np.mean, random_state=0).confidence_interval
+            if changed
+            else (0.0, 0.0)
+        )
+        low.append(round(ci[0] / runs[1].mean(), 4))
+        high.append(round(ci[1] / runs[1].mean(), 4))
+    return table.assign(
+        worse_120=worse, better_120=better, wilcoxon_p=p_values, diff_low=low, diff_high=high
+    )
 
 
 # ---------------------------------------------------------------------- match
