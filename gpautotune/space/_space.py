@@ -415,22 +415,9 @@ class Space:
 
     # ---------------------------------------------------------- neighbourhoods
     def neighbor_index(
-        self,
-        index_row: np.ndarray,
-        radius: int = 1,
-        *,
-        real_step: float = 0.05,
-        repair: bool = False,
+        self, index_row: np.ndarray, radius: int = 1, *, real_step: float = 0.05
     ) -> np.ndarray:
-        """Valid configurations that differ from one row by ±1..radius levels in one factor.
-
-        With ``repair``, a move of a discrete factor that breaks a constraint is not lost:
-        it is replaced by the valid configurations that also change one other discrete
-        factor (to any level), the fewest changes that make the move valid. Where
-        constraints couple factors (a tile size that must divide another), a
-        configuration can be a minimum of the one-factor moves only because every move
-        towards a better one is invalid on its own; the repaired moves reach past it.
-        """
+        """Valid configurations that differ from one row by ±1..radius levels in one factor."""
         row = np.asarray(index_row, dtype=float).ravel()
         moves = []
         for j, p in enumerate(self._params):
@@ -449,28 +436,7 @@ class Space:
         if not moves:
             return np.empty((0, self.dims))
         moves_arr = np.asarray(moves)
-        valid = self.valid_mask(moves_arr)
-        if not repair or valid.all():
-            return moves_arr[valid]
-        return self.unique_rows(
-            np.vstack([moves_arr[valid], self._repairs(row, moves_arr[~valid])])
-        )
-
-    def _repairs(self, row: np.ndarray, broken: np.ndarray) -> np.ndarray:
-        """The valid configurations that change one more discrete factor of ``broken``
-        one-factor moves of ``row`` (to any of its levels)."""
-        parts = []
-        for j, p in enumerate(self._params):
-            if not p.is_discrete:
-                continue
-            levels = np.array([v for v in range(p.n_levels) if v != row[j]], dtype=float)
-            moved = broken[broken[:, j] == row[j]]  # the moves that leave factor j alone
-            if not len(moved) or not len(levels):
-                continue
-            cand = np.repeat(moved, len(levels), axis=0)
-            cand[:, j] = np.tile(levels, len(moved))
-            parts.append(cand[self.valid_mask(cand)])
-        return np.vstack(parts) if parts else np.empty((0, self.dims))
+        return moves_arr[self.valid_mask(moves_arr)]
 
     def neighbors(self, config: Mapping[str, Any], radius: int = 1) -> list[Config]:
         """Valid neighbours of ``config``: ±1..radius levels of one factor at a time."""

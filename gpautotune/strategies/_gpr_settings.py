@@ -96,10 +96,6 @@ class GPRSettings(StrategySettings):
             parameters in turn; the whole pool when no move is left. ``poll``, every
             one-parameter move at once (LCB keeps returning to the parameter with the most
             uncertain levels); ``lcb``, the whole pool (it tends to pick corners).
-        escape_moves: the moves the escape step polls: ``single`` (default), those that
-            change one parameter; ``repaired``, those too, and where a one-parameter move
-            breaks a constraint, the valid configurations that change one other parameter
-            as well (:meth:`~gpautotune.space.Space.neighbor_index` with ``repair``).
         model: ``gp`` (the GP of :class:`~gpautotune.surrogate.GPSettings`) or
             ``kriging``, universal kriging fitted as DiceKriging's ``km`` fitted it for
             the seeds (:mod:`gpautotune.surrogate._kriging`): tensor-product Matérn 5/2,
@@ -123,7 +119,7 @@ class GPRSettings(StrategySettings):
             docs/benchmarks/baselines.md).
     """
 
-    KEY_OMITS_DEFAULTS = ("model", "refit_every", "inputs", "noise_units", "escape_moves")
+    KEY_OMITS_DEFAULTS = ("model", "refit_every", "inputs", "noise_units")
 
     n_init: PositiveInt | None = None
     init_method: Literal["sobol", "random", "lhs"] = "sobol"
@@ -151,7 +147,6 @@ class GPRSettings(StrategySettings):
     stall: PositiveInt | None = 7
     stall_kappa: PositiveFloat = 10.0
     escape: Literal["lcb", "poll", "rotate"] = "rotate"
-    escape_moves: Literal["single", "repaired"] = "single"
     model: Literal["gp", "kriging"] = "gp"
     refit_every: PositiveInt = 1
     inputs: Literal["encoded", "values"] = "encoded"

@@ -500,22 +500,22 @@ class GPRStrategy(Strategy):
         row = self.space.to_index([best.config])[0]
         # every level of a discrete parameter; real ones in 5% steps across the whole range
         radius = max([p.n_levels - 1 for p in self.space.parameters if p.is_discrete] + [20])
-        repair = self.options.escape_moves == "repaired"
-        moves = self.space.unique_rows(self.space.neighbor_index(row, radius, repair=repair))
+        moves = self.space.neighbor_index(row, radius)
         if not len(moves):
             return moves
+        _, first = np.unique(self.space.row_keys(moves), return_index=True)
+        moves = moves[np.sort(first)]
         moves = moves[~self.is_seen(moves)]
         if self.options.escape != "rotate" or not len(moves):
             return moves
-        along = moves != row  # the parameters each move changes (two for a repaired one)
+        along = np.argmax(moves != row, axis=1)  # the one parameter each move changes
         since = next((i for i, t in enumerate(self.trials) if t is best), len(self.trials))
         polled = np.zeros(moves.shape[1], dtype=int)
         for i in self.escapes:
             if i > since:
                 changed = np.flatnonzero(self.space.to_index([self.trials[i].config])[0] != row)
-                polled[changed] += len(changed) <= (2 if repair else 1)
-        least = polled == polled[along.any(axis=0)].min()
-        return moves[(along & least).any(axis=1)]
+                polled[changed] += len(changed) == 1
+        return moves[polled[along] == polled[along].min()]
 
     def _weight(
         self, scores: np.ndarray, rows: np.ndarray, feasible: Any, kind: Acquisition

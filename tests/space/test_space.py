@@ -172,37 +172,6 @@ def test_neighbors_are_valid_and_one_factor_away(lap):
     assert len(lap.neighbors(config, radius=1)) < len(neigh)
 
 
-def test_repaired_moves_change_one_more_factor_where_a_move_alone_is_invalid():
-    """A move that breaks a constraint is replaced by every valid configuration that also
-    changes one other discrete factor; valid one-factor moves stay as they are."""
-    space = Space(
-        [PowerOfTwo("tile", 1, 16), PowerOfTwo("unroll", 1, 16), IntRange("k", 0, 2)],
-        constraints=["tile % unroll == 0"],
-    )
-    row = space.to_index([dict(tile=4, unroll=4, k=1)])[0]
-    single = space.neighbor_index(row, 4)
-    repaired = space.neighbor_index(row, 4, repair=True)
-    assert space.valid_mask(repaired).all()
-    assert len(space.unique_rows(repaired)) == len(repaired)
-    changed = (repaired != row).sum(axis=1)
-    assert set(changed) == {1, 2}
-    np.testing.assert_array_equal(repaired[changed == 1], single)
-    got = {tuple(c.values()) for c in space.to_configs(repaired[changed == 2])}
-    # tile 1 or 2 alone breaks tile % 4; unroll 8 or 16 alone too: each one repaired by
-    # the other factor (tile, unroll) or not at all (k cannot repair a divisibility)
-    want = {
-        (t, u, 1)
-        for t in (1, 2, 8, 16)
-        for u in (1, 2, 8, 16)
-        if t % u == 0 and (t in (1, 2) or u in (8, 16))
-    }
-    assert got == want
-    assert (16, 16, 1) in got and (2, 1, 1) in got
-    free = Space([IntRange("a", 0, 3), IntRange("b", 0, 3)])
-    r = free.to_index([dict(a=1, b=1)])[0]
-    np.testing.assert_array_equal(free.neighbor_index(r, 3, repair=True), free.neighbor_index(r, 3))
-
-
 def test_encode_decode_round_trip(lap):
     configs = lap.sample(100, seed=0)
     enc = lap.encode(configs)
