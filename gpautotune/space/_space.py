@@ -219,6 +219,17 @@ class Space:
         sub_params = [p for p in params if p.name in keep]
         return Space(sub_params, sub_constraints, sub_derived, name=self.name)
 
+    def retyped(self, parameters: Mapping[str, Parameter]) -> Space:
+        """The same space (constraints, derived quantities, model inputs) with some
+        parameters replaced by others of the same name and levels, e.g. an ordinal seen as
+        a categorical: index matrices and configurations mean the same in both."""
+        params, specs, derived, name, inputs = self._spec
+        for key, new in parameters.items():
+            old = self[key]
+            if new.name != key or getattr(new, "levels", None) != getattr(old, "levels", None):
+                raise SpaceError(f"parameter {key!r} can only be retyped with its name and levels")
+        return Space([parameters.get(p.name, p) for p in params], specs, derived, name, inputs)
+
     # ------------------------------------------------------- index matrices
     def columns(self, index: np.ndarray) -> LazyColumns:
         """Parameter values (booleans as 0/1) and derived quantities of an index matrix."""

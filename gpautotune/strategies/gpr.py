@@ -50,7 +50,7 @@ from gpautotune.acquisition import (
     score_candidates,
 )
 from gpautotune.exceptions import ConfigError
-from gpautotune.space import Categorical, Space, sample_index
+from gpautotune.space import Categorical, Ordinal, Parameter, Space, sample_index
 from gpautotune.strategies._base import Proposal, Strategy
 from gpautotune.strategies._gpr_records import ModelFit, ModelPick, model_fits
 from gpautotune.strategies._gpr_settings import GPRSettings
@@ -68,6 +68,22 @@ from gpautotune.trial import Trial
 __all__ = ["GPRSettings", "GPRStrategy", "ModelFit", "ModelPick"]
 
 _log = logging.getLogger(__name__)
+
+
+def _is_code(p: Parameter) -> bool:
+    """Whether an ordinal's levels are the codes 0, 1, ..., k-1 of k >= 3 choices (how a
+    tuning script numbers alternatives: methods, layouts), not quantities."""
+    levels = getattr(p, "levels", ())
+    return isinstance(p, Ordinal) and len(levels) >= 3 and list(levels) == list(range(len(levels)))
+
+
+def _model_space(space: Space, codes: str) -> Space:
+    """``space`` with its code ordinals categorical (``codes="categorical"``); ``space``
+    itself when there is none to change."""
+    coded = [p for p in space.parameters if _is_code(p)] if codes == "categorical" else []
+    if not coded:
+        return space
+    return space.retyped({p.name: Categorical(p.name, p.levels) for p in coded})
 
 
 @register("gpr")
@@ -97,14 +113,20 @@ class GPRStrategy(Strategy):
                 f"extra_inputs {unknown} are not derived quantities of the space; "
                 f"derived: {sorted(space.describe()['derived'])}"
             )
+        #: The space as the model sees it: with ``codes="categorical"``, ordinals whose
+        #: levels are codes (0, 1, ..., k-1, k >= 3) are categorical there.
+        self.model_space = _model_space(space, o.codes)
         #: Categorical parameters of more than two levels and their level counts: the
         #: kernel sees them one-hot (unordered), not by their level index.
         self._onehot = {
             j: p.n_levels
-            for j, p in enumerate(space.parameters)
+            for j, p in enumerate(self.model_space.parameters)
             if isinstance(p, Categorical) and p.n_levels > 2
         }
-        self.basis = build_basis(o.trend, space, inputs=self.extra_inputs)
+        # a trend formula is the user's: it reads the parameters as the space declares them
+        named = o.trend in ("constant", "linear", "quadratic")
+        trend_space = self.model_space if named else space
+        self.basis = build_basis(o.trend, trend_space, inputs=self.extra_inputs)
         self.gp_settings, self.pool_settings = o.gp(), o.pool()
         self.gp = self._surrogate()
         self.pool = CandidatePool(space, self.pool_settings, seed)
@@ -153,6 +175,8 @@ class GPRStrategy(Strategy):
         set and the stall options only with ``stall`` (so earlier run keys still hold)."""
         out = {**self.options.key(), "n_init": self.n_init}
         out["extra_inputs"] = list(self.extra_inputs)
+        if self.model_space is self.space:  # no parameter is a code: the option changes nothing
+            del out["codes"]
         if out["screen"] is None:
             del out["screen"]
         if out["stall"] is None:

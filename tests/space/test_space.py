@@ -240,3 +240,14 @@ def test_laplacian_vector_fill_is_the_share_of_lanes_doing_work(lap):
     cols = lap.columns(lap.to_index([{**c, **rest} for c in configs]))
     assert list(cols["vector_fill"]) == [0.5, 1.0, 0.75, 1.0, 0.25]
     assert lap.model_inputs == ("x_component_number", "vector_fill")
+
+
+def test_retyped_keeps_the_constraints_and_checks_the_levels():
+    space = small_space()
+    seen = space.retyped({"u": Categorical("u", (1, 2, 3, 4))})
+    assert isinstance(seen["u"], Categorical) and seen.names == space.names
+    index = space.enumerate_index()
+    np.testing.assert_array_equal(seen.enumerate_index(), index)
+    assert seen.to_configs(index) == space.to_configs(index)
+    with pytest.raises(SpaceError, match="'u' can only be retyped"):
+        space.retyped({"u": Categorical("u", (1, 2, 3))})

@@ -10,7 +10,7 @@ from gpautotune.problems.synthetic import (
     HiddenFailureProblem,
     ScreeningProblem,
 )
-from gpautotune.space import Categorical, IntRange, Space
+from gpautotune.space import Categorical, IntRange, Ordinal, Space
 from gpautotune.storage import import_csv
 from gpautotune.strategies import make_strategy
 from gpautotune.strategies.gpr import GPRStrategy, ModelPick
@@ -517,5 +517,50 @@ def test_the_kernel_sees_categoricals_one_hot(inputs):
     gaps = [np.linalg.norm(x[i] - x[j]) for i in range(5) for j in range(i + 1, 5)]
     assert np.allclose(gaps, gaps[0]) and gaps[0] > 0
     result = tune(problem, "gpr", 12, seed=1, strategy_options={**FAST, "inputs": inputs})
+    model = [t.info for t in result.trials if t.source == "model"]
+    assert model and all(len(i["lengthscales"]) == 6 for i in model)
+
+
+class _Methods(Problem):
+    """Four methods numbered 0-3 (the fastest, 2, not at an end), a tile size and a count
+    from 1 (a quantity: its levels are not codes)."""
+
+    name = "methods"
+    COST = (3.0, 5.0, 1.0, 4.0)
+
+    def __init__(self) -> None:
+        self.space = Space(
+            [Ordinal("method", (0, 1, 2, 3)), Ordinal("tile", (1, 2, 4, 8)), IntRange("u", 1, 3)],
+            name="methods",
+        )
+
+    def evaluate(self, config):
+        return Measurement.success(
+            self.COST[config["method"]] + 0.3 * abs(config["tile"] - 4) + 0.1 * config["u"]
+        )
+
+
+def test_code_ordinals_are_categorical_for_the_model():
+    """An ordinal whose levels are 0..k-1 (k >= 3) is one-hot for the kernel and dummies in
+    the linear trend, by default; ``codes="ordinal"`` reads it by level index as before, and
+    the run's settings name the option only where a parameter is such a code."""
+    problem = _Methods()
+    space = problem.space
+    rows = space.to_index([{"method": m, "tile": 4, "u": 2} for m in range(4)])
+    coded = GPRStrategy(space, seed=0, **FAST)
+    plain = GPRStrategy(space, seed=0, codes="ordinal", **FAST)
+    x = coded.features(rows)
+    kernel = x[:, :4]  # the method's one-hot columns come first (its place in the space)
+    assert set(np.unique(kernel)) == {0.0, 1.0} and np.allclose(kernel.sum(axis=1), 1)
+    gaps = [np.linalg.norm(kernel[i] - kernel[j]) for i in range(4) for j in range(i + 1, 4)]
+    assert np.allclose(gaps, gaps[0])
+    assert len(coded.basis) == len(plain.basis) + 2  # 3 dummies instead of 1 linear term
+    y = plain.features(rows)
+    assert np.allclose(np.diff(y[:, 0]), y[1, 0] - y[0, 0])  # level index: evenly ordered
+    assert coded.settings()["codes"] == "categorical" and "codes" not in plain.settings()
+    quantities = Space([Ordinal("tile", (1, 2, 4, 8)), IntRange("u", 1, 3)])
+    assert "codes" not in GPRStrategy(quantities, seed=0).settings()
+    assert GPRStrategy(quantities, seed=0).model_space is quantities
+    result = tune(problem, "gpr", 14, seed=1, strategy_options=FAST)
     model = [t.info for t in result.trials if t.source == "model"]
     assert model and all(len(i["lengthscales"]) == 6 for i in model)
