@@ -98,10 +98,12 @@ class GPRSettings(StrategySettings):
             uncertain levels); ``lcb``, the whole pool (it tends to pick corners).
         codes: how the model reads an ordinal whose levels are the codes 0, 1, ..., k-1
             (k >= 3), as tuning scripts number alternatives (``between_method: [0, 1, 2,
-            3]``): ``categorical`` (default), one-hot for the kernel and one dummy per
-            level in a named trend, so that no order between the choices is assumed;
-            ``ordinal``, by level index like any ordinal. The run's settings hold it only
-            when the space has such a parameter.
+            3]``): ``ordinal`` (default), by level index like any ordinal;
+            ``categorical``, one-hot for the kernel and one dummy per level in a named
+            trend, so that no order between the choices is assumed (on the four pnpoly
+            caches it moved trapped runs between tables rather than removing them:
+            docs/benchmarks/gpr-spaces.md). The run's settings hold it only when it
+            changes the model (``categorical`` on a space with such a parameter).
         model: ``gp`` (the GP of :class:`~gpautotune.surrogate.GPSettings`) or
             ``kriging``, universal kriging fitted as DiceKriging's ``km`` fitted it for
             the seeds (:mod:`gpautotune.surrogate._kriging`): tensor-product Matérn 5/2,
@@ -153,7 +155,7 @@ class GPRSettings(StrategySettings):
     stall: PositiveInt | None = 7
     stall_kappa: PositiveFloat = 10.0
     escape: Literal["lcb", "poll", "rotate"] = "rotate"
-    codes: Literal["categorical", "ordinal"] = "categorical"
+    codes: Literal["categorical", "ordinal"] = "ordinal"
     model: Literal["gp", "kriging"] = "gp"
     refit_every: PositiveInt = 1
     inputs: Literal["encoded", "values"] = "encoded"

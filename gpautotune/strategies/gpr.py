@@ -175,7 +175,7 @@ class GPRStrategy(Strategy):
         set and the stall options only with ``stall`` (so earlier run keys still hold)."""
         out = {**self.options.key(), "n_init": self.n_init}
         out["extra_inputs"] = list(self.extra_inputs)
-        if self.model_space is self.space:  # no parameter is a code: the option changes nothing
+        if self.model_space is self.space:  # the option changes nothing here
             del out["codes"]
         if out["screen"] is None:
             del out["screen"]

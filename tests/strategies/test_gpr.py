@@ -540,15 +540,15 @@ class _Methods(Problem):
         )
 
 
-def test_code_ordinals_are_categorical_for_the_model():
-    """An ordinal whose levels are 0..k-1 (k >= 3) is one-hot for the kernel and dummies in
-    the linear trend, by default; ``codes="ordinal"`` reads it by level index as before, and
-    the run's settings name the option only where a parameter is such a code."""
+def test_code_ordinals_can_be_categorical_for_the_model():
+    """With ``codes="categorical"`` an ordinal whose levels are 0..k-1 (k >= 3) is one-hot
+    for the kernel and dummies in the linear trend; by default (``ordinal``) it is read by
+    level index, and the run's settings name the option only where it changes the model."""
     problem = _Methods()
     space = problem.space
     rows = space.to_index([{"method": m, "tile": 4, "u": 2} for m in range(4)])
-    coded = GPRStrategy(space, seed=0, **FAST)
-    plain = GPRStrategy(space, seed=0, codes="ordinal", **FAST)
+    coded = GPRStrategy(space, seed=0, codes="categorical", **FAST)
+    plain = GPRStrategy(space, seed=0, **FAST)
     x = coded.features(rows)
     kernel = x[:, :4]  # the method's one-hot columns come first (its place in the space)
     assert set(np.unique(kernel)) == {0.0, 1.0} and np.allclose(kernel.sum(axis=1), 1)
@@ -559,8 +559,8 @@ def test_code_ordinals_are_categorical_for_the_model():
     assert np.allclose(np.diff(y[:, 0]), y[1, 0] - y[0, 0])  # level index: evenly ordered
     assert coded.settings()["codes"] == "categorical" and "codes" not in plain.settings()
     quantities = Space([Ordinal("tile", (1, 2, 4, 8)), IntRange("u", 1, 3)])
-    assert "codes" not in GPRStrategy(quantities, seed=0).settings()
-    assert GPRStrategy(quantities, seed=0).model_space is quantities
-    result = tune(problem, "gpr", 14, seed=1, strategy_options=FAST)
+    assert "codes" not in GPRStrategy(quantities, seed=0, codes="categorical").settings()
+    assert GPRStrategy(quantities, seed=0, codes="categorical").model_space is quantities
+    result = tune(problem, "gpr", 14, seed=1, strategy_options={**FAST, "codes": "categorical"})
     model = [t.info for t in result.trials if t.source == "model"]
     assert model and all(len(i["lengthscales"]) == 6 for i in model)
