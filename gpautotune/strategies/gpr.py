@@ -57,6 +57,7 @@ from gpautotune.strategies._gpr_settings import GPRSettings
 from gpautotune.strategies._registry import register
 from gpautotune.strategies._screening import Screening
 from gpautotune.surrogate import (
+    SHORTCUTS,
     GPSurrogate,
     KrigingSurrogate,
     SurrogateError,
@@ -73,8 +74,7 @@ _log = logging.getLogger(__name__)
 def _is_code(p: Parameter) -> bool:
     """Whether an ordinal's levels are the codes 0, 1, ..., k-1 of k >= 3 choices (how a
     tuning script numbers alternatives: methods, layouts), not quantities."""
-    levels = getattr(p, "levels", ())
-    return isinstance(p, Ordinal) and len(levels) >= 3 and list(levels) == list(range(len(levels)))
+    return isinstance(p, Ordinal) and p.n_levels >= 3 and list(p.levels) == list(range(p.n_levels))
 
 
 def _model_space(space: Space, codes: str) -> Space:
@@ -124,8 +124,7 @@ class GPRStrategy(Strategy):
             if isinstance(p, Categorical) and p.n_levels > 2
         }
         # a trend formula is the user's: it reads the parameters as the space declares them
-        named = o.trend in ("constant", "linear", "quadratic")
-        trend_space = self.model_space if named else space
+        trend_space = self.model_space if o.trend in SHORTCUTS else space
         self.basis = build_basis(o.trend, trend_space, inputs=self.extra_inputs)
         self.gp_settings, self.pool_settings = o.gp(), o.pool()
         self.gp = self._surrogate()
