@@ -154,7 +154,7 @@ class GPRSettings(StrategySettings):
     screen: Annotated[float, Field(gt=0, lt=1)] | None = None
     stall: PositiveInt | None = 7
     stall_kappa: PositiveFloat = 10.0
-    escape: Literal["lcb", "poll", "relink", "rotate"] = "rotate"
+    escape: Literal["lcb", "poll", "rotate"] = "rotate"
     codes: Literal["categorical", "ordinal"] = "ordinal"
     model: Literal["gp", "kriging"] = "gp"
     refit_every: PositiveInt = 1

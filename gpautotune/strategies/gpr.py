@@ -70,11 +70,6 @@ __all__ = ["GPRSettings", "GPRStrategy", "ModelFit", "ModelPick"]
 
 _log = logging.getLogger(__name__)
 
-#: ``escape="relink"``: how many of the next best configurations the best one is
-#: recombined with, and the most parameters in which a partner may differ (2^12 children).
-RELINK_PARTNERS = 20
-RELINK_MAX_DIFF = 12
-
 
 def _is_code(p: Parameter) -> bool:
     """Whether an ordinal's levels are the codes 0, 1, ..., k-1 of k >= 3 choices (how a
@@ -528,19 +523,13 @@ class GPRStrategy(Strategy):
         row = self.space.to_index([best.config])[0]
         # every level of a discrete parameter; real ones in 5% steps across the whole range
         radius = max([p.n_levels - 1 for p in self.space.parameters if p.is_discrete] + [20])
-        moves = self.space.unique_rows(self.space.neighbor_index(row, radius))
-        if len(moves):
-            moves = moves[~self.is_seen(moves)]
-        if self.options.escape == "relink":
-            return self.space.unique_rows(
-                np.vstack([self._rotated(moves, row, best), self._relinks(ok, row)])
-            )
-        return self._rotated(moves, row, best) if self.options.escape == "rotate" else moves
-
-    def _rotated(self, moves: np.ndarray, row: np.ndarray, best: Trial) -> np.ndarray:
-        """The ``moves`` along the parameters the escapes polled least often since ``best``
-        (at ``row``) was found."""
+        moves = self.space.neighbor_index(row, radius)
         if not len(moves):
+            return moves
+        _, first = np.unique(self.space.row_keys(moves), return_index=True)
+        moves = moves[np.sort(first)]
+        moves = moves[~self.is_seen(moves)]
+        if self.options.escape != "rotate" or not len(moves):
             return moves
         along = np.argmax(moves != row, axis=1)  # the one parameter each move changes
         since = next((i for i, t in enumerate(self.trials) if t is best), len(self.trials))
@@ -550,29 +539,6 @@ class GPRStrategy(Strategy):
                 changed = np.flatnonzero(self.space.to_index([self.trials[i].config])[0] != row)
                 polled[changed] += len(changed) == 1
         return moves[polled[along] == polled[along].min()]
-
-    def _relinks(self, ok: Sequence[Trial], row: np.ndarray) -> np.ndarray:
-        """Unmeasured valid configurations that take every parameter's level from the best
-        configuration (``row``) or from one of the next :data:`RELINK_PARTNERS` best
-        (path relinking): a partner differing in more than :data:`RELINK_MAX_DIFF`
-        parameters is skipped."""
-        ranked = sorted((t for t in ok if t.ok), key=lambda t: t.value)[1 : 1 + RELINK_PARTNERS]
-        if not ranked:
-            return np.empty((0, self.space.dims))
-        children = []
-        for partner in self.space.to_index([t.config for t in ranked]):
-            diff = np.flatnonzero(partner != row)
-            if len(diff) > RELINK_MAX_DIFF:
-                continue
-            take = (np.arange(2 ** len(diff))[:, None] >> np.arange(len(diff))) & 1
-            rows = np.repeat(row[None, :], len(take), axis=0)
-            rows[:, diff] = np.where(take.astype(bool), partner[diff], row[diff])
-            children.append(rows)
-        if not children:
-            return np.empty((0, self.space.dims))
-        rows = self.space.unique_rows(np.vstack(children))
-        rows = rows[self.space.valid_mask(rows)]
-        return rows[~self.is_seen(rows)]
 
     def _weight(
         self, scores: np.ndarray, rows: np.ndarray, feasible: Any, kind: Acquisition
