@@ -222,12 +222,17 @@ def default_checkpoints(budget: int) -> list[int]:
 
 
 def load_comparison(
-    path: str | os.PathLike[str], *, allow_imports: bool = False
+    path: str | os.PathLike[str],
+    *,
+    allow_imports: bool = False,
+    only: list[str] | None = None,
 ) -> ComparisonConfig:
     """Read and validate a comparison YAML file, the options of each problem and strategy included.
 
     A problem named ``package.module:factory`` is imported only with ``allow_imports``
     (the user's opt-in, ``--allow-imports``): a file never runs code it names by itself.
+    With ``only`` (labels), the other strategies are dropped before their options are
+    checked, so that a strategy left out needs none of its optional packages.
 
     Raises:
         DataNotFoundError: the file does not exist.
@@ -236,7 +241,7 @@ def load_comparison(
     """
     config = load_yaml_model(
         path, ComparisonConfig, "comparison", "problems, strategies, repetitions, budget, storage"
-    )
+    ).select(only)
     for i, entry in enumerate(config.strategies):
         check_strategy(entry, f"{path}: strategies.{i} ({entry.name})")
     for i, section in enumerate(config.problems):

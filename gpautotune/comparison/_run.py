@@ -165,8 +165,9 @@ def run_comparison(
         What ran; failed repetitions are listed (with their errors), not raised.
     """
     start = time.perf_counter()
-    config = load_comparison(config_path, allow_imports=allow_imports)
-    config = config.select(list(only) if only else None)
+    config = load_comparison(
+        config_path, allow_imports=allow_imports, only=list(only) if only else None
+    )
     if storage is not None:
         path = journal_path(storage)
         if path == ":memory:":

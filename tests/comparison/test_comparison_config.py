@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -7,7 +8,7 @@ import pytest
 
 from gpautotune.comparison import expand, load_comparison
 from gpautotune.config import Section, build_problem
-from gpautotune.exceptions import ConfigError
+from gpautotune.exceptions import ConfigError, MissingExtraError
 from gpautotune.storage import Journal
 from gpautotune.tuner import tune
 
@@ -60,6 +61,21 @@ def test_mistakes_name_their_key(tmp_path, change, message):
     with pytest.raises(ConfigError, match=None) as info:
         load_comparison(_write(tmp_path, text))
     assert message in str(info.value)
+
+
+def test_only_needs_the_optional_packages_of_the_strategies_it_keeps(tmp_path, monkeypatch):
+    """``--only`` drops the other strategies before their options are checked: a peer whose
+    package is missing stops the whole file, but not a run of the strategies kept."""
+    monkeypatch.setitem(sys.modules, "gpautotune.strategies.peers._optuna", None)
+    path = _write(
+        tmp_path, BASE.replace("repetitions: 3", "  - {name: optuna-tpe}\nrepetitions: 3")
+    )
+    with pytest.raises(MissingExtraError, match="optuna-tpe.*gpautotune\\[peers\\]"):
+        load_comparison(path)
+    config = load_comparison(path, only=["RS", "sobol"])
+    assert [s.display for s in config.strategies] == ["RS", "sobol"]
+    with pytest.raises(ConfigError, match="no strategy labelled \\['SA'\\]"):
+        load_comparison(path, only=["SA"])
 
 
 def test_a_factory_name_is_imported_only_on_request(tmp_path):
