@@ -47,7 +47,8 @@ class GPRSettings(StrategySettings):
         init_method: ``sobol`` (constrained, FILTER_SOBOL), ``random`` or ``lhs``.
         trend: ``constant``, ``linear``, ``quadratic`` or a formula over parameter names.
         kernel: ``matern52``, ``matern32`` or ``rbf``.
-        lengthscale_prior: ``gamma`` (local) or ``dim_scaled`` (smooth); see
+        lengthscale_prior: ``gamma`` (local), ``dim_scaled`` (smooth) or ``unit`` (near the
+            unit range, as Optuna's GP sampler); see
             :class:`~gpautotune.surrogate.GPSettings`.
         acquisition: ``logei``, ``ei``, ``pi`` or ``lcb``.
         kappa: the LCB's ``mean - kappa * sd`` weight.
@@ -93,7 +94,10 @@ class GPRSettings(StrategySettings):
             configurations that differ from the best one in a single parameter (any
             level: a pattern-search poll), restricted to the parameters polled least
             often since the best was found, so that successive escapes take the
-            parameters in turn; the whole pool when no move is left. ``poll``, every
+            parameters in turn; the whole pool when no move is left. ``cycle``, the same
+            moves, with the polls counted over the whole run (each against the best
+            configuration before it), so that a new best does not restart the rotation
+            and parameters whose effect the model misses are still polled. ``poll``, every
             one-parameter move at once (LCB keeps returning to the parameter with the most
             uncertain levels); ``lcb``, the whole pool (it tends to pick corners).
         codes: how the model reads an ordinal whose levels are the codes 0, 1, ..., k-1
@@ -133,7 +137,7 @@ class GPRSettings(StrategySettings):
     init_method: Literal["sobol", "random", "lhs"] = "sobol"
     trend: str = "linear"
     kernel: Kernel = "matern52"
-    lengthscale_prior: Literal["gamma", "dim_scaled"] = "dim_scaled"
+    lengthscale_prior: Literal["gamma", "dim_scaled", "unit"] = "dim_scaled"
     acquisition: Acquisition = "logei"
     kappa: NonNegativeFloat = 0.3
     noise: Annotated[Literal["learned"] | float, BeforeValidator(_noise)] = "learned"
@@ -154,7 +158,7 @@ class GPRSettings(StrategySettings):
     screen: Annotated[float, Field(gt=0, lt=1)] | None = None
     stall: PositiveInt | None = 7
     stall_kappa: PositiveFloat = 10.0
-    escape: Literal["lcb", "poll", "rotate"] = "rotate"
+    escape: Literal["cycle", "lcb", "poll", "rotate"] = "rotate"
     codes: Literal["categorical", "ordinal"] = "ordinal"
     model: Literal["gp", "kriging"] = "gp"
     refit_every: PositiveInt = 1

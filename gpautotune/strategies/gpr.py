@@ -71,6 +71,11 @@ __all__ = ["GPRSettings", "GPRStrategy", "ModelFit", "ModelPick"]
 _log = logging.getLogger(__name__)
 
 
+def _best(trials: Sequence[Trial]) -> Trial | None:
+    """The best successful trial of ``trials`` (None when none succeeded)."""
+    return min((t for t in trials if t.ok), key=lambda t: t.value, default=None)
+
+
 def _is_code(p: Parameter) -> bool:
     """Whether an ordinal's levels are the codes 0, 1, ..., k-1 of k >= 3 choices (how a
     tuning script numbers alternatives: methods, layouts), not quantities."""
@@ -529,16 +534,30 @@ class GPRStrategy(Strategy):
         _, first = np.unique(self.space.row_keys(moves), return_index=True)
         moves = moves[np.sort(first)]
         moves = moves[~self.is_seen(moves)]
-        if self.options.escape != "rotate" or not len(moves):
+        if self.options.escape not in ("rotate", "cycle") or not len(moves):
             return moves
         along = np.argmax(moves != row, axis=1)  # the one parameter each move changes
-        since = next((i for i, t in enumerate(self.trials) if t is best), len(self.trials))
-        polled = np.zeros(moves.shape[1], dtype=int)
-        for i in self.escapes:
-            if i > since:
-                changed = np.flatnonzero(self.space.to_index([self.trials[i].config])[0] != row)
-                polled[changed] += len(changed) == 1
+        polled = self._polled(best)
         return moves[polled[along] == polled[along].min()]
+
+    def _polled(self, best: Trial) -> np.ndarray:
+        """How often the escape steps polled each parameter: with ``escape="rotate"``, the
+        escapes since ``best`` was found, each a move of one parameter from it; with
+        ``"cycle"``, every escape of the run, each a move of one parameter from the best
+        configuration measured before it."""
+        polled = np.zeros(self.space.dims, dtype=int)
+        if self.options.escape == "rotate":
+            since = next((i for i, t in enumerate(self.trials) if t is best), len(self.trials))
+            escapes = [(i, best) for i in self.escapes if i > since]
+        else:
+            escapes = [(i, _best(self.trials[:i])) for i in self.escapes]
+        for i, then in escapes:
+            if then is None:
+                continue
+            rows = self.space.to_index([self.trials[i].config, then.config])
+            changed = np.flatnonzero(rows[0] != rows[1])
+            polled[changed] += len(changed) == 1
+        return polled
 
     def _weight(
         self, scores: np.ndarray, rows: np.ndarray, feasible: Any, kind: Acquisition

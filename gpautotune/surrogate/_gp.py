@@ -76,7 +76,10 @@ class GPSettings:
         lengthscale_prior: ``gamma`` — Gamma(3, 6) on each length-scale (mode 0.33 of
             the unit range: local structure, more uncertainty between measurements) — or
             ``dim_scaled`` — LogNormal(√2 + log(d)/2, √3) (Hvarfner et al. 2024, BoTorch's
-            current default, which favours long length-scales, i.e. smooth functions).
+            current default, which favours long length-scales, i.e. smooth functions) — or
+            ``unit`` — LogNormal(0, 1): length-scales near the unit range, as Optuna's
+            ``GPSampler`` prior (mode 1 of its inverse squared length-scales) keeps them,
+            so that no parameter is fitted as irrelevant.
         noise: ``"learned"`` (homoscedastic, with ``noise_floor``) or a fixed nugget
             variance (in standardised output units).
         noise_floor: lower bound of the learned noise variance.
@@ -101,7 +104,7 @@ class GPSettings:
     """
 
     kernel: Kernel = "matern52"
-    lengthscale_prior: Literal["gamma", "dim_scaled"] = "dim_scaled"
+    lengthscale_prior: Literal["gamma", "dim_scaled", "unit"] = "dim_scaled"
     noise: Literal["learned"] | float = "learned"
     noise_floor: float = 1e-6
     log_transform: bool = True
@@ -167,6 +170,8 @@ class GPSurrogate:
         s, d = self.settings, self.d
         if s.lengthscale_prior == "gamma":
             prior = GammaPrior(3.0, 6.0)
+        elif s.lengthscale_prior == "unit":
+            prior = LogNormalPrior(loc=0.0, scale=1.0)
         else:
             prior = LogNormalPrior(loc=math.sqrt(2) + 0.5 * math.log(d), scale=math.sqrt(3))
         if s.lengthscale_max is None:

@@ -467,6 +467,52 @@ def test_rotating_escapes_take_the_parameters_in_turn():
     assert checked >= 4 and repeated >= 2, "the run must poll one best configuration more than once"
 
 
+def test_cycling_escapes_take_the_parameters_in_turn_over_the_whole_run():
+    """With ``escape="cycle"`` each escape changes a parameter that the run's escapes have
+    changed least often (each counted against the best configuration before it), so a new
+    best does not restart the rotation as it does with ``rotate`` (whose escapes break this
+    rule five times in this run)."""
+    problem = _Box()
+    space = problem.space
+    result = tune(
+        problem,
+        "gpr",
+        60,
+        seed=4,
+        strategy_options={"n_init": 4, "restarts": 0, "stall": 2, "escape": "cycle"},
+    )
+    trials = result.trials
+
+    def best_before(i):
+        return min((u for u in trials[:i] if u.ok), key=lambda u: u.value)
+
+    checked = 0
+    polled = {name: 0 for name in space.names}
+    for i, t in enumerate(trials):
+        if not _escape(t):
+            continue
+        best = best_before(i)
+        seen = [u.config for u in trials[:i]]
+        moves_left = {
+            name
+            for name in best.config
+            if any(
+                {**best.config, name: int(v)} not in seen
+                for v in space[name].values_at(np.arange(space[name].n_levels))
+            )
+        }
+        moved = [k for k in best.config if t.config[k] != best.config[k]]
+        if not moves_left:
+            assert _pick(t).picked_from == "all"
+        else:
+            assert len(moved) == 1 and moved[0] in moves_left
+            assert polled[moved[0]] == min(polled[k] for k in moves_left), (i, polled, moved)
+            checked += 1
+        if len(moved) == 1:
+            polled[moved[0]] += 1
+    assert checked >= 10
+
+
 def _told_gpr(problem: Problem, n: int, seed: int = 4) -> GPRStrategy:
     """A GPR strategy told its first ``n`` proposals (asked one at a time)."""
     strategy = make_strategy("gpr", problem.space, seed=seed, **FAST)

@@ -31,7 +31,7 @@ SPACE = BoothProblem().space
 #: Every kind of bad GPR option: (option, value, a word of the rule the message gives).
 BAD_GPR = [
     ("kernel", "foo", "'matern52', 'matern32' or 'rbf'"),
-    ("lengthscale_prior", "flat", "'gamma' or 'dim_scaled'"),
+    ("lengthscale_prior", "flat", "'gamma', 'dim_scaled' or 'unit'"),
     ("noise", "abc", "'learned' or a fixed noise variance >= 0"),
     ("noise", -0.1, "'learned' or a fixed noise variance >= 0"),
     ("backlog", -1, "greater than or equal to 0"),
@@ -51,7 +51,7 @@ BAD_GPR = [
     ("acquisition", "ucb", "'logei', 'ei', 'pi' or 'lcb'"),
     ("init_method", "halton", "'sobol', 'random' or 'lhs'"),
     ("output_warp", "rank", "'none' or 'copula'"),
-    ("escape", "random", "'lcb', 'poll' or 'rotate'"),
+    ("escape", "random", "'cycle', 'lcb', 'poll' or 'rotate'"),
     ("log_transform", "maybe", "valid boolean"),
     ("feasibility", "perhaps", "valid boolean"),
     ("n_init", 2.5, "valid integer"),

@@ -43,3 +43,18 @@ def test_a_warm_start_is_an_argument_not_a_memory() -> None:
     cold = GPSurrogate(GPSettings(restarts=0), 3, 1)
     cold.fit(X, y, seed=2)
     assert cold.hyperparameters != other.hyperparameters  # the start matters, so it is tested
+
+
+def test_the_unit_prior_keeps_an_inert_input_within_the_unit_range() -> None:
+    """The third input has no effect. The default prior (long length-scales, in 3 inputs
+    a median near 6) lets it drift far beyond the unit box, as the fits of method codes on
+    the pnpoly caches did (length-scales of 20 to 45); ``unit`` keeps it nearer the range,
+    so the model does not rule a parameter out."""
+    X, y = _data(30)
+    scales = {}
+    for prior in ("dim_scaled", "unit"):
+        gp = GPSurrogate(GPSettings(restarts=0, lengthscale_prior=prior), 3, 1)
+        scales[prior] = gp.fit(X, y, seed=0).lengthscales
+    assert scales["dim_scaled"][2] > 5.0
+    assert scales["unit"][2] < 0.5 * scales["dim_scaled"][2]
+    assert all(s < 5.0 for s in scales["unit"])
