@@ -522,8 +522,8 @@ class GPRStrategy(Strategy):
 
     def _poll_set(self, ok: Sequence[Trial]) -> np.ndarray:
         """Unmeasured valid configurations one parameter away (any level) from the best;
-        with ``escape="rotate"`` only along the parameters its escapes polled least often
-        since it was found."""
+        with ``escape="rotate"`` or ``"cycle"`` only along the parameters the escapes polled
+        least often (:meth:`_polled`)."""
         best = min(ok, key=lambda t: t.value)
         row = self.space.to_index([best.config])[0]
         # every level of a discrete parameter; real ones in 5% steps across the whole range
