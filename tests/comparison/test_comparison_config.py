@@ -10,6 +10,7 @@ from gpautotune.comparison import expand, load_comparison
 from gpautotune.config import Section, build_problem
 from gpautotune.exceptions import ConfigError, MissingExtraError
 from gpautotune.storage import Journal
+from gpautotune.strategies import _registry
 from gpautotune.tuner import tune
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,6 +68,8 @@ def test_only_needs_the_optional_packages_of_the_strategies_it_keeps(tmp_path, m
     """``--only`` drops the other strategies before their options are checked: a peer whose
     package is missing stops the whole file, but not a run of the strategies kept."""
     monkeypatch.setitem(sys.modules, "gpautotune.strategies.peers._optuna", None)
+    kept = {k: v for k, v in _registry._REGISTERED.items() if not k.startswith("optuna")}
+    monkeypatch.setattr(_registry, "_REGISTERED", kept)  # as if never imported
     path = _write(
         tmp_path, BASE.replace("repetitions: 3", "  - {name: optuna-tpe}\nrepetitions: 3")
     )
