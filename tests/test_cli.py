@@ -39,6 +39,20 @@ def test_show_export_space(booth_yaml, tmp_path):
     assert out.exit_code == 0 and "441" in out.output
 
 
+def test_merge_joins_journals_and_skips_what_is_there(booth_yaml, tmp_path):
+    runner.invoke(app, ["tune", str(booth_yaml)])
+    runner.invoke(app, ["tune", str(booth_yaml), "--seed", "3", "--db", str(tmp_path / "c.db")])
+    joined = str(tmp_path / "all.db")
+    out = runner.invoke(app, ["merge", joined, str(tmp_path / "b.db"), str(tmp_path / "c.db")])
+    assert out.exit_code == 0, out.output
+    assert " ".join(out.output.split()).count("1 runs copied, 0 already") == 2
+    out = runner.invoke(app, ["merge", joined, str(tmp_path / "b.db")])
+    assert "0 runs copied, 1 already" in " ".join(out.output.split())
+    assert sorted(r.seed for r in Journal(joined).runs()) == [2, 3]
+    out = runner.invoke(app, ["merge", joined, str(tmp_path / "missing.db")])
+    assert out.exit_code == 2 and "does not exist" in out.output
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

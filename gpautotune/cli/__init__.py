@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from gpautotune.cli._app import app, user_errors
 from gpautotune.cli._compare import compare, report
-from gpautotune.cli._inspect import devices, explain, export, list_, show, space
+from gpautotune.cli._inspect import devices, explain, export, list_, merge, show, space
 from gpautotune.cli._spapt import spapt_app
 from gpautotune.cli._tune import tune
 
@@ -16,7 +16,7 @@ __all__ = ["app", "main", "user_errors"]
 
 app.command()(tune)
 app.command("list")(list_)
-for _command in (show, export, space, devices, compare, report, explain):
+for _command in (show, export, merge, space, devices, compare, report, explain):
     app.command()(_command)
 app.add_typer(spapt_app, name="spapt")
 

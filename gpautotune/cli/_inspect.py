@@ -1,5 +1,5 @@
-"""Commands that look things up: ``list``, ``show``, ``export``, ``space``, ``devices``,
-``explain``."""
+"""Commands that look things up: ``list``, ``show``, ``export``, ``merge``, ``space``,
+``devices``, ``explain``."""
 
 from __future__ import annotations
 
@@ -124,6 +124,31 @@ def export(
             console.print(f"wrote {export_table(journal, path, run)}")
     if t4 is not None:
         console.print(f"wrote {export_t4(journal, t4, run, validate=validate)}")
+
+
+@user_errors
+def merge(
+    into: Annotated[str, typer.Argument(help="journal to copy into (made if missing)")],
+    sources: Annotated[list[str], typer.Argument(help="journals to copy the finished runs of")],
+    label: Annotated[
+        list[str] | None, typer.Option(help="only the runs with this label (repeatable)")
+    ] = None,
+    problem: Annotated[
+        list[str] | None,
+        typer.Option(help="only the runs of this problem or family, e.g. gemm (repeatable)"),
+    ] = None,
+) -> None:
+    """Copy the finished runs of other journals, with their trials, into INTO: the parts of
+    a comparison run on several machines joined into one journal for `report`. Runs INTO
+    holds already (the same run, or the same replayed data read from another folder) are
+    skipped."""
+    from gpautotune.storage import Journal
+
+    with Journal(into) as target:
+        for source in sources:
+            with Journal(journal_file(source), read_only=True) as journal:
+                copied, skipped = target.copy_runs(journal, label or None, problem or None)
+            console.print(f"{source}: {copied} runs copied, {skipped} already in {into}")
 
 
 @user_errors

@@ -28,7 +28,7 @@ import os
 import socket
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -224,18 +224,101 @@ class Journal:
     def finished(self) -> set[tuple[str, int | None]]:
         """``(key, budget)`` of the finished runs, and ``(placeless key, budget)`` of those
         made from replayed data (see ``RunSpec.placeless_key``)."""
-        rows = self._conn.execute(
-            "SELECT r.key, r.budget, r.problem, r.problem_settings, r.strategy,"
-            " r.strategy_settings, r.seed, r.label, d.digest FROM runs r"
-            " LEFT JOIN run_data d ON d.run_id = r.id WHERE r.status = 'finished'"
-        ).fetchall()
         out: set[tuple[str, int | None]] = set()
-        for key, budget, problem, settings, strategy, options, seed, label, digest in rows:
-            where = placeless_key(
-                problem, json.loads(settings), strategy, json.loads(options), seed, label, digest
-            )
+        for _, key, budget, where in self._identities("r.status = 'finished'"):
             out |= {(key, budget)} | ({(where, budget)} if where else set())
         return out
+
+    def _identities(self, condition: str) -> list[tuple[int, str, int | None, str | None]]:
+        """``(id, key, budget, placeless key)`` of the runs that meet the SQL ``condition``."""
+        rows = self._conn.execute(
+            "SELECT r.id, r.key, r.budget, r.problem, r.problem_settings, r.strategy,"
+            " r.strategy_settings, r.seed, r.label, d.digest FROM runs r"
+            f" LEFT JOIN run_data d ON d.run_id = r.id WHERE {condition} ORDER BY r.id"
+        ).fetchall()
+        return [
+            (run_id, key, budget, placeless_key(p, json.loads(ps), s, json.loads(ss), seed, lb, dg))
+            for run_id, key, budget, p, ps, s, ss, seed, lb, dg in rows
+        ]
+
+    def copy_runs(
+        self,
+        source: Journal,
+        labels: Collection[str] | None = None,
+        problems: Collection[str] | None = None,
+    ) -> tuple[int, int]:
+        """Copy the finished runs of ``source``, with their trials and data digests, into
+        this journal: runs made on several machines joined into one comparison's journal.
+
+        Args:
+            source: the journal to copy from (it is only read).
+            labels: only the runs with these labels (all when None).
+            problems: only the runs of these problems or families (``gemm`` for
+                ``gemm/*``; all when None).
+
+        Returns:
+            ``(copied, skipped)``: a run this journal holds already (its key, or its
+            placeless key: the same replayed data read from another place) is skipped.
+        """
+        if self.read_only:
+            raise StorageError(f"journal {self.path!r} is open read-only")
+        copied = skipped = 0
+        with self._sql("cannot copy runs into"):
+            held = {k for _, key, _, where in self._identities("1") for k in (key, where) if k}
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                for source_id, key, _, where in source._identities("r.status = 'finished'"):
+                    run = source.get_run(source_id)
+                    family = run.problem.split("/", 1)[0]
+                    if (labels is not None and run.label not in labels) or (
+                        problems is not None and not {run.problem, family} & set(problems)
+                    ):
+                        continue
+                    if key in held or (where is not None and where in held):
+                        skipped += 1
+                        continue
+                    self._copy_run(source, source_id)
+                    held |= {key} | ({where} if where else set())
+                    copied += 1
+                self._conn.executemany(
+                    "INSERT OR IGNORE INTO problem_catalog VALUES (?,?,?,?)",
+                    source._conn.execute(
+                        "SELECT problem, problem_settings, section, optimum FROM problem_catalog"
+                    ).fetchall(),
+                )
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+        return copied, skipped
+
+    def _copy_run(self, source: Journal, source_id: int) -> None:
+        """Insert ``source``'s run ``source_id``, its trials and data digest, column by
+        column (the two journals share the schema)."""
+        runs = [c for c in self._columns("runs") if c != "id"]
+        trials = [c for c in self._columns("trials") if c not in ("id", "run_id")]
+        row = source._conn.execute(
+            f"SELECT {', '.join(runs)} FROM runs WHERE id=?", (source_id,)
+        ).fetchone()
+        run_id = self._conn.execute(
+            f"INSERT INTO runs ({', '.join(runs)}) VALUES ({', '.join('?' * len(runs))})", row
+        ).lastrowid
+        rows = source._conn.execute(
+            f"SELECT {', '.join(trials)} FROM trials WHERE run_id=? ORDER BY number", (source_id,)
+        ).fetchall()
+        self._conn.executemany(
+            f"INSERT INTO trials (run_id, {', '.join(trials)})"
+            f" VALUES (?, {', '.join('?' * len(trials))})",
+            [(run_id, *values) for values in rows],
+        )
+        digest = source.data_digest(source_id)
+        if digest is not None:
+            self._conn.execute(
+                "INSERT INTO run_data (run_id, digest) VALUES (?,?)", (run_id, digest)
+            )
+
+    def _columns(self, table: str) -> list[str]:
+        return [row[1] for row in self._conn.execute(f"PRAGMA table_info({table})")]
 
     def _check_data(self, record: RunRecord, digest: str | None) -> None:
         """Record the run's data digest, or refuse other data than the run was made from."""

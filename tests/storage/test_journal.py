@@ -130,3 +130,45 @@ def test_a_run_made_from_the_same_data_elsewhere_is_found_again(tmp_path):
     assert j.find(spec(problem_settings={"a": 1, "source": "/there/t.csv"})) is None  # no digest
     j.set_aside_run(run.id)
     assert j.find(at("/there/t.csv")) is None and j.find(at("/here/t.csv")) is None
+
+
+def _finished_run(j, trials, **kw):
+    run = j.open_run(spec(**kw), budget=len(trials))
+    j.add_trials(run.id, trials)
+    j.finish_run(run.id)
+    return run
+
+
+def _trial(number, value):
+    return Trial(number, {"x": number}, Measurement.success(value), {"ei": 0.5}, 1.0, 0.1)
+
+
+def test_runs_of_other_journals_are_copied_once_with_their_trials(tmp_path):
+    """``copy_runs`` (``gpautotune merge``) joins journals made on several machines: each
+    finished run once, trials and data digest included, filtered by label and family."""
+    a, b = Journal(tmp_path / "a.db"), Journal(tmp_path / "b.db")
+    kept = _finished_run(a, [_trial(0, 3.0), _trial(1, 2.0)], label="GPR", problem="gemm/X")
+    _finished_run(a, [_trial(0, 1.0)], label="RS", problem="gemm/X")
+    _finished_run(a, [_trial(0, 1.0)], label="GPR", problem="pnpoly/Y")
+    a.open_run(spec(label="GPR", problem="gemm/X", seed=9), budget=3)  # unfinished
+    replayed = dict(problem_settings={"path": "/here/t.json"}, data_digest="d1", label="GPR")
+    _finished_run(a, [_trial(0, 5.0)], problem="gemm/Z", **replayed)
+    # b holds the gemm/Z run already, made from the same data read from another folder
+    _finished_run(
+        b,
+        [_trial(0, 5.0)],
+        problem="gemm/Z",
+        **{**replayed, "problem_settings": {"path": "/there/t.json"}},
+    )
+
+    assert b.copy_runs(a, labels=["GPR"], problems=["gemm"]) == (1, 1)
+    (copied,) = [r for r in b.runs() if r.key == kept.key]
+    assert copied.status == "finished" and copied.label == "GPR"
+    assert [(t.number, t.config, t.value, t.info) for t in b.trials(copied.id)] == [
+        (t.number, t.config, t.value, t.info) for t in a.trials(kept.id)
+    ]
+    assert b.copy_runs(a, labels=["GPR"], problems=["gemm"]) == (0, 2)  # nothing twice
+    assert b.copy_runs(a) == (2, 2)  # RS and pnpoly; never the unfinished run
+    assert len(b.runs()) == 4
+    with pytest.raises(StorageError, match="read-only"):
+        Journal(tmp_path / "a.db", read_only=True).copy_runs(b)
