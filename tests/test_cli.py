@@ -49,6 +49,10 @@ def test_merge_joins_journals_and_skips_what_is_there(booth_yaml, tmp_path):
     out = runner.invoke(app, ["merge", joined, str(tmp_path / "b.db")])
     assert "0 runs copied, 1 already" in " ".join(out.output.split())
     assert sorted(r.seed for r in Journal(joined).runs()) == [2, 3]
+    part = str(tmp_path / "part.db")
+    for option, copied in (("--problem=gemm", 0), ("--label=other", 0), ("--problem=booth", 1)):
+        out = runner.invoke(app, ["merge", part, str(tmp_path / "b.db"), option])
+        assert f"{copied} runs copied, 0 already" in " ".join(out.output.split()), option
     out = runner.invoke(app, ["merge", joined, str(tmp_path / "missing.db")])
     assert out.exit_code == 2 and "does not exist" in out.output
 

@@ -142,12 +142,18 @@ def merge(
     a comparison run on several machines joined into one journal for `report`. Runs INTO
     holds already (the same run, or the same replayed data read from another folder) are
     skipped."""
+    from gpautotune.problems import in_family
     from gpautotune.storage import Journal
+
+    def keep(run: Any) -> bool:
+        return (not label or run.label in label) and (
+            not problem or any(in_family(run.problem, name) for name in problem)
+        )
 
     with Journal(into) as target:
         for source in sources:
             with Journal(journal_file(source), read_only=True) as journal:
-                copied, skipped = target.copy_runs(journal, label or None, problem or None)
+                copied, skipped = target.copy_runs(journal, keep)
             console.print(f"{source}: {copied} runs copied, {skipped} already in {into}")
 
 

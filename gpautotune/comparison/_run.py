@@ -25,7 +25,7 @@ from gpautotune.comparison._config import (
 from gpautotune.comparison._dask import RepetitionOutcome, dask_client, run_repetition, task_options
 from gpautotune.config import build_problem
 from gpautotune.exceptions import ConfigError, StorageError
-from gpautotune.problems import Problem
+from gpautotune.problems import Problem, in_family
 from gpautotune.storage import Journal, journal_path
 
 __all__ = [
@@ -108,14 +108,11 @@ def select_problems(
     if not names:
         return config, list(problems)
 
-    def matches(name: str, problem: Problem) -> bool:
-        return problem.name == name or problem.name.startswith(f"{name}/")
-
-    unmatched = [n for n in names if not any(matches(n, p) for p in problems)]
+    unmatched = [n for n in names if not any(in_family(p.name, n) for p in problems)]
     if unmatched:
         known = [p.name for p in problems]
         raise ConfigError(f"no problem called {unmatched}; the comparison has {known}")
-    keep = [i for i, p in enumerate(problems) if any(matches(n, p) for n in names)]
+    keep = [i for i, p in enumerate(problems) if any(in_family(p.name, n) for n in names)]
     sections = [config.problems[i] for i in keep]
     return config.model_copy(update={"problems": sections}), [problems[i] for i in keep]
 

@@ -1,7 +1,7 @@
 """What is tuned: the problem contract, replayed tables, synthetic functions, real kernels."""
 
 from gpautotune.measurement import Measurement, Status
-from gpautotune.problems._base import Problem
+from gpautotune.problems._base import Problem, in_family
 from gpautotune.problems._data import find_data
 from gpautotune.problems._imports import OPT_IN, import_object
 from gpautotune.problems._registry import (
@@ -25,6 +25,7 @@ __all__ = [
     "available_problems",
     "find_data",
     "import_object",
+    "in_family",
     "laplacian_replay",
     "make_problem",
     "problem_factory",

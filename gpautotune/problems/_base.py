@@ -80,3 +80,9 @@ class Problem(ABC):
         from gpautotune.execution import InProcessEvaluator
 
         return InProcessEvaluator()
+
+
+def in_family(problem: str, name: str) -> bool:
+    """Whether the problem called ``problem`` is ``name`` or of the family ``name``
+    (``gemm`` holds ``gemm/RTX_3090``): how ``--problem`` selects."""
+    return problem == name or problem.startswith(f"{name}/")

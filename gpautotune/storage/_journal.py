@@ -28,7 +28,7 @@ import os
 import socket
 import sqlite3
 import time
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -242,19 +242,14 @@ class Journal:
         ]
 
     def copy_runs(
-        self,
-        source: Journal,
-        labels: Collection[str] | None = None,
-        problems: Collection[str] | None = None,
+        self, source: Journal, keep: Callable[[RunRecord], bool] | None = None
     ) -> tuple[int, int]:
         """Copy the finished runs of ``source``, with their trials and data digests, into
         this journal: runs made on several machines joined into one comparison's journal.
 
         Args:
             source: the journal to copy from (it is only read).
-            labels: only the runs with these labels (all when None).
-            problems: only the runs of these problems or families (``gemm`` for
-                ``gemm/*``; all when None).
+            keep: copy only the runs it accepts (all when None).
 
         Returns:
             ``(copied, skipped)``: a run this journal holds already (its key, or its
@@ -268,11 +263,7 @@ class Journal:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 for source_id, key, _, where in source._identities("r.status = 'finished'"):
-                    run = source.get_run(source_id)
-                    family = run.problem.split("/", 1)[0]
-                    if (labels is not None and run.label not in labels) or (
-                        problems is not None and not {run.problem, family} & set(problems)
-                    ):
+                    if keep is not None and not keep(source.get_run(source_id)):
                         continue
                     if key in held or (where is not None and where in held):
                         skipped += 1

@@ -524,7 +524,7 @@ class GPRStrategy(Strategy):
         """Unmeasured valid configurations one parameter away (any level) from the best;
         with ``escape="rotate"`` or ``"cycle"`` only along the parameters the escapes polled
         least often (:meth:`_polled`)."""
-        best = min(ok, key=lambda t: t.value)
+        best = _best(ok)
         row = self.space.to_index([best.config])[0]
         # every level of a discrete parameter; real ones in 5% steps across the whole range
         radius = max([p.n_levels - 1 for p in self.space.parameters if p.is_discrete] + [20])

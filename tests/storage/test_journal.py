@@ -145,7 +145,7 @@ def _trial(number, value):
 
 def test_runs_of_other_journals_are_copied_once_with_their_trials(tmp_path):
     """``copy_runs`` (``gpautotune merge``) joins journals made on several machines: each
-    finished run once, trials and data digest included, filtered by label and family."""
+    finished run once, trials and data digest included, only the runs ``keep`` accepts."""
     a, b = Journal(tmp_path / "a.db"), Journal(tmp_path / "b.db")
     kept = _finished_run(a, [_trial(0, 3.0), _trial(1, 2.0)], label="GPR", problem="gemm/X")
     _finished_run(a, [_trial(0, 1.0)], label="RS", problem="gemm/X")
@@ -161,13 +161,16 @@ def test_runs_of_other_journals_are_copied_once_with_their_trials(tmp_path):
         **{**replayed, "problem_settings": {"path": "/there/t.json"}},
     )
 
-    assert b.copy_runs(a, labels=["GPR"], problems=["gemm"]) == (1, 1)
+    def gpr_gemm(run):
+        return run.label == "GPR" and run.problem.startswith("gemm/")
+
+    assert b.copy_runs(a, gpr_gemm) == (1, 1)
     (copied,) = [r for r in b.runs() if r.key == kept.key]
     assert copied.status == "finished" and copied.label == "GPR"
     assert [(t.number, t.config, t.value, t.info) for t in b.trials(copied.id)] == [
         (t.number, t.config, t.value, t.info) for t in a.trials(kept.id)
     ]
-    assert b.copy_runs(a, labels=["GPR"], problems=["gemm"]) == (0, 2)  # nothing twice
+    assert b.copy_runs(a, gpr_gemm) == (0, 2)  # nothing twice
     assert b.copy_runs(a) == (2, 2)  # RS and pnpoly; never the unfinished run
     assert len(b.runs()) == 4
     with pytest.raises(StorageError, match="read-only"):

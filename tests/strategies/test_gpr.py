@@ -424,6 +424,20 @@ class _Box(Problem):
         )
 
 
+def _moves_left(space: Space, best: Trial, trials: list[Trial]) -> set[str]:
+    """The parameters along which ``best`` has a one-parameter move not among ``trials``
+    (the box has no predicates: every level is valid)."""
+    seen = [u.config for u in trials]
+    return {
+        name
+        for name in best.config
+        if any(
+            {**best.config, name: int(v)} not in seen
+            for v in space[name].values_at(np.arange(space[name].n_levels))
+        )
+    }
+
+
 def test_rotating_escapes_take_the_parameters_in_turn():
     """Each rotate escape changes a parameter that the escapes since the current best have
     changed least often (among parameters with unmeasured moves left); once none is left,
@@ -441,15 +455,7 @@ def test_rotating_escapes_take_the_parameters_in_turn():
         since, best = min(
             ((j, u) for j, u in enumerate(trials[:i]) if u.ok), key=lambda ju: ju[1].value
         )
-        seen = [u.config for u in trials[:i]]
-        moves_left = {  # the box has no predicates: every level is valid
-            name
-            for name in best.config
-            if any(
-                {**best.config, name: int(v)} not in seen
-                for v in space[name].values_at(np.arange(space[name].n_levels))
-            )
-        }
+        moves_left = _moves_left(space, best, trials[:i])
         polled = {name: 0 for name in best.config}
         for u in trials[since + 1 : i]:
             if _escape(u):
@@ -492,15 +498,7 @@ def test_cycling_escapes_take_the_parameters_in_turn_over_the_whole_run():
         if not _escape(t):
             continue
         best = best_before(i)
-        seen = [u.config for u in trials[:i]]
-        moves_left = {
-            name
-            for name in best.config
-            if any(
-                {**best.config, name: int(v)} not in seen
-                for v in space[name].values_at(np.arange(space[name].n_levels))
-            )
-        }
+        moves_left = _moves_left(space, best, trials[:i])
         moved = [k for k in best.config if t.config[k] != best.config[k]]
         if not moves_left:
             assert _pick(t).picked_from == "all"
