@@ -57,6 +57,8 @@ class GPRSettings(StrategySettings):
         log_transform: model log(y) for positive objectives.
         output_warp: ``none`` or ``copula`` (normal scores of the ranks; see
             :class:`~gpautotune.surrogate.GPSettings`).
+        input_warp: ``none`` or ``kumaraswamy`` (a learned Kumaraswamy CDF per kernel
+            input; see :class:`~gpautotune.surrogate.GPSettings`).
         restarts: extra maximum-likelihood starts drawn from the priors.
         fresh_every: refit from fresh starts (defaults and prior draws) every this many
             steps; in between, the fit starts from the previous step's hyperparameters.
@@ -100,6 +102,9 @@ class GPRSettings(StrategySettings):
             and parameters whose effect the model misses are still polled. ``poll``, every
             one-parameter move at once (LCB keeps returning to the parameter with the most
             uncertain levels); ``lcb``, the whole pool (it tends to pick corners).
+            ``far``, every second escape picks by the acquisition (not LCB) among the
+            configurations that differ from the best one in at least half of the
+            parameters (another basin), the others poll as ``rotate``.
         codes: how the model reads an ordinal whose levels are the codes 0, 1, ..., k-1
             (k >= 3), as tuning scripts number alternatives (``between_method: [0, 1, 2,
             3]``): ``ordinal`` (default), by level index like any ordinal;
@@ -131,7 +136,7 @@ class GPRSettings(StrategySettings):
             docs/benchmarks/baselines.md).
     """
 
-    KEY_OMITS_DEFAULTS = ("model", "refit_every", "inputs", "noise_units")
+    KEY_OMITS_DEFAULTS = ("model", "refit_every", "inputs", "noise_units", "input_warp")
 
     n_init: PositiveInt | None = None
     init_method: Literal["sobol", "random", "lhs"] = "sobol"
@@ -143,6 +148,7 @@ class GPRSettings(StrategySettings):
     noise: Annotated[Literal["learned"] | float, BeforeValidator(_noise)] = "learned"
     log_transform: bool = True
     output_warp: Literal["none", "copula"] = "none"
+    input_warp: Literal["none", "kumaraswamy"] = "none"
     restarts: NonNegativeInt = 1
     fresh_every: PositiveInt = 10
     lengthscale_max: Annotated[float, Field(gt=0.05)] | None = None
@@ -158,7 +164,7 @@ class GPRSettings(StrategySettings):
     screen: Annotated[float, Field(gt=0, lt=1)] | None = None
     stall: PositiveInt | None = 7
     stall_kappa: PositiveFloat = 10.0
-    escape: Literal["cycle", "lcb", "poll", "rotate"] = "rotate"
+    escape: Literal["cycle", "far", "lcb", "poll", "rotate"] = "rotate"
     codes: Literal["categorical", "ordinal"] = "ordinal"
     model: Literal["gp", "kriging"] = "gp"
     refit_every: PositiveInt = 1

@@ -399,7 +399,8 @@ class GPRStrategy(Strategy):
         rows = scores = sources = np.empty(0)
         o = self.options
         ranked = o.refit_every > 1
-        kind, kappa = ("lcb", o.stall_kappa) if escape else (o.acquisition, o.kappa)
+        far = escape and self._far_escape(step)
+        kind, kappa = ("lcb", o.stall_kappa) if escape and not far else (o.acquisition, o.kappa)
         for q in range(n):
             acqf = make_acquisition(kind, model, best_f, kappa)
 
@@ -409,16 +410,20 @@ class GPRStrategy(Strategy):
             if q == 0:
                 poll = (
                     self._poll_set(self.measured)
-                    if escape and o.escape != "lcb"
+                    if escape and not far and o.escape != "lcb"
                     else np.empty((0, self.space.dims))
                 )
                 if len(poll):
                     rows, scores, sources = poll, scorer(poll), np.full(len(poll), "poll")
                 else:  # the regular pool, or an escape with every poll move measured
                     rows, scores, sources = self.pool.propose(step, seen, scorer)
+                # a far escape keeps to configurations far from the best: another basin
+                allowed = self._far_from_best(rows, trials) if far else np.ones(len(rows), bool)
+                allowed |= not allowed.any()  # none far: the whole pool
             else:
                 scores = scores if ranked else scorer(rows)
                 scores[picked] = -np.inf
+            scores = np.where(allowed, scores, -np.inf)
             if not len(rows) or not np.isfinite(scores).any():
                 break
             best = int(np.argmax(scores))
@@ -520,6 +525,20 @@ class GPRStrategy(Strategy):
         since = max([min(ok)[1], *(i for i in self.escapes if i < len(trials))])
         return len(trials) - 1 - since >= self.options.stall
 
+    def _far_escape(self, step: int) -> bool:
+        """With ``escape="far"``, whether the escape step at ``step`` trials looks far from
+        the best configuration: every second escape (the others poll as ``rotate``)."""
+        if self.options.escape != "far":
+            return False
+        return sum(i < step for i in self.escapes) % 2 == 1
+
+    def _far_from_best(self, rows: np.ndarray, trials: Sequence[Trial]) -> np.ndarray:
+        """A mask of the ``rows`` that differ from the best of ``trials`` in at least half
+        of the parameters."""
+        best = _best(trials)
+        row = self.space.to_index([best.config])[0]
+        return (rows != row).sum(axis=1) >= (self.space.dims + 1) // 2
+
     def _poll_set(self, ok: Sequence[Trial]) -> np.ndarray:
         """Unmeasured valid configurations one parameter away (any level) from the best;
         with ``escape="rotate"`` or ``"cycle"`` only along the parameters the escapes polled
@@ -534,7 +553,7 @@ class GPRStrategy(Strategy):
         _, first = np.unique(self.space.row_keys(moves), return_index=True)
         moves = moves[np.sort(first)]
         moves = moves[~self.is_seen(moves)]
-        if self.options.escape not in ("rotate", "cycle") or not len(moves):
+        if self.options.escape not in ("rotate", "cycle", "far") or not len(moves):
             return moves
         along = np.argmax(moves != row, axis=1)  # the one parameter each move changes
         polled = self._polled(best)
@@ -546,7 +565,7 @@ class GPRStrategy(Strategy):
         ``"cycle"``, every escape of the run, each a move of one parameter from the best
         configuration measured before it."""
         polled = np.zeros(self.space.dims, dtype=int)
-        if self.options.escape == "rotate":
+        if self.options.escape in ("rotate", "far"):
             since = next((i for i, t in enumerate(self.trials) if t is best), len(self.trials))
             escapes = [(i, best) for i in self.escapes if i > since]
         else:

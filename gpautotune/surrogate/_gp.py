@@ -26,6 +26,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 from botorch.models import SingleTaskGP
+from botorch.models.transforms.input import Warp
 from botorch.optim.fit import fit_gpytorch_mll_scipy
 from botorch.optim.utils import sample_all_priors
 from gpytorch.constraints import GreaterThan, Interval
@@ -101,6 +102,12 @@ class GPSettings:
             Maximum likelihood on few points in many dimensions tends to pick very long
             length-scales, i.e. a near-linear model that is confidently wrong far from the
             data; a bound keeps posterior uncertainty there.
+        input_warp: ``kumaraswamy`` passes each kernel input (the first ``n_dims``
+            columns, all in [0, 1]) through a Kumaraswamy CDF whose two concentrations
+            are fitted with the other hyperparameters (BoTorch's ``Warp``, Snoek et al.
+            2014; LogNormal(0, √0.75) priors, centred on the identity), so that a parameter
+            can matter more at one end of its levels than at the other. ``none`` keeps
+            the inputs as encoded.
     """
 
     kernel: Kernel = "matern52"
@@ -116,6 +123,7 @@ class GPSettings:
     fresh_every: int = 10
     lengthscale_max: float | None = None
     output_warp: Literal["none", "copula"] = "none"
+    input_warp: Literal["none", "kumaraswamy"] = "none"
 
 
 @dataclass
@@ -210,7 +218,20 @@ class GPSurrogate:
                 covar_module=covar,
                 mean_module=mean,
                 outcome_transform=None,
+                input_transform=self._warp(X.shape[-1]) if s.input_warp != "none" else None,
             )
+
+    def _warp(self, width: int) -> Warp:
+        """A learned Kumaraswamy warp of the kernel's ``d`` inputs (already in [0, 1])
+        among ``width`` columns; the trend features pass unchanged."""
+        prior = math.sqrt(0.75)
+        return Warp(
+            d=width,
+            indices=list(range(self.d)),
+            bounds=torch.tensor([[0.0] * width, [1.0] * width], dtype=torch.float64),
+            concentration0_prior=LogNormalPrior(0.0, prior),
+            concentration1_prior=LogNormalPrior(0.0, prior),
+        )
 
     # ------------------------------------------------------------------- fit
     def fit(

@@ -13,7 +13,7 @@ from gpautotune.problems.synthetic import (
 from gpautotune.space import Categorical, IntRange, Ordinal, Space
 from gpautotune.storage import import_csv
 from gpautotune.strategies import make_strategy
-from gpautotune.strategies.gpr import GPRStrategy, ModelPick
+from gpautotune.strategies.gpr import GPRStrategy, ModelFit, ModelPick
 from gpautotune.surrogate import GPSurrogate
 from gpautotune.trial import Trial
 from gpautotune.tuner import tune
@@ -313,6 +313,23 @@ def test_lengthscale_bound_and_copula_warp_are_honoured():
     np.testing.assert_allclose(z, (scores - scores.mean()) / scores.std(), atol=1e-9)
 
 
+def test_a_warped_model_picks_batches_and_resumes():
+    """With ``input_warp``, the kriging believer conditions the warped model on each pick
+    (a batch of 3 distinct configurations), and a resumed run makes the same picks: the
+    warp's concentrations are among the recorded hyperparameters."""
+    problem = BoothProblem()
+    options = {**FAST, "input_warp": "kumaraswamy"}
+    result = tune(problem, "gpr", 12, seed=4, strategy_options=options, batch_size=3)
+    model = [t for t in result.trials if t.source == "model"]
+    assert len({tuple(t.config.items()) for t in model}) == len(model) == 6
+    strategy = make_strategy("gpr", problem.space, seed=4, **options)
+    strategy.tell(result.trials[:9])
+    fit = ModelFit.of(result.trials[9].info)
+    assert any("concentration" in name for name in fit.hyperparameters)
+    again = [p.config for p in strategy.ask(3)]
+    assert again == [t.config for t in result.trials[9:12]]
+
+
 @pytest.mark.parametrize(
     "bad",
     [
@@ -509,6 +526,23 @@ def test_cycling_escapes_take_the_parameters_in_turn_over_the_whole_run():
         if len(moved) == 1:
             polled[moved[0]] += 1
     assert checked >= 10
+
+
+def test_far_escapes_alternate_with_polls():
+    """With ``escape="far"`` the escapes alternate: the first, third, ... poll one
+    parameter of the best configuration before them; the second, fourth, ... pick among
+    configurations that differ from it in at least two of the three parameters."""
+    problem = _Box()
+    options = {"n_init": 4, "restarts": 0, "stall": 2, "escape": "far"}
+    trials = tune(problem, "gpr", 60, seed=1, strategy_options=options).trials
+    moved = []
+    for i, t in enumerate(trials):
+        if _escape(t):
+            best = min((u for u in trials[:i] if u.ok), key=lambda u: u.value)
+            moved.append(sum(t.config[k] != best.config[k] for k in best.config))
+    assert len(moved) >= 6
+    assert all(m >= 2 for m in moved[1::2]), moved
+    assert sum(m == 1 for m in moved[0::2]) >= len(moved[0::2]) - 1, moved  # polls, bar the end
 
 
 def _told_gpr(problem: Problem, n: int, seed: int = 4) -> GPRStrategy:

@@ -51,7 +51,8 @@ BAD_GPR = [
     ("acquisition", "ucb", "'logei', 'ei', 'pi' or 'lcb'"),
     ("init_method", "halton", "'sobol', 'random' or 'lhs'"),
     ("output_warp", "rank", "'none' or 'copula'"),
-    ("escape", "random", "'cycle', 'lcb', 'poll' or 'rotate'"),
+    ("input_warp", "beta", "'none' or 'kumaraswamy'"),
+    ("escape", "random", "'cycle', 'far', 'lcb', 'poll' or 'rotate'"),
     ("log_transform", "maybe", "valid boolean"),
     ("feasibility", "perhaps", "valid boolean"),
     ("n_init", 2.5, "valid integer"),
@@ -135,6 +136,9 @@ def test_gpr_settings_keep_the_run_key_shape():
     without_stall = GPRStrategy(SPACE, seed=0, stall=None, screen=0.1).settings()
     assert not {"stall", "stall_kappa", "escape"} & set(without_stall)
     assert without_stall["screen"] == 0.1
+    assert "input_warp" not in default  # an option added later leaves earlier keys as they were
+    warped = GPRStrategy(SPACE, seed=0, input_warp="kumaraswamy").settings()
+    assert warped == {**default, "input_warp": "kumaraswamy"}
 
 
 @pytest.mark.parametrize("name", available_strategies())

@@ -58,3 +58,27 @@ def test_the_unit_prior_keeps_an_inert_input_within_the_unit_range() -> None:
     assert scales["dim_scaled"][2] > 5.0
     assert scales["unit"][2] < 0.5 * scales["dim_scaled"][2]
     assert all(s < 5.0 for s in scales["unit"])
+
+
+def test_the_input_warp_bends_only_the_kernel_inputs_and_is_restored_exactly() -> None:
+    """``input_warp="kumaraswamy"``: the first input acts only near its upper end, so its
+    fitted warp leaves the identity (concentrations 1); the trend feature is not among the
+    warped columns; stored parameters rebuild the same model."""
+    rng = np.random.default_rng(0)
+    X = rng.random((40, 4))
+    y = np.exp(3 * X[:, 0] ** 8 + 0.05 * X[:, 1] + 0.01 * rng.standard_normal(40))
+    settings = GPSettings(restarts=0, input_warp="kumaraswamy")
+    fitted = GPSurrogate(settings, 3, 1)
+    fitted.fit(X, y, seed=0)
+    warp = fitted.model.input_transform
+    assert warp.indices.tolist() == [0, 1, 2]
+    c0, c1 = (np.log(getattr(warp, f"concentration{i}").detach().numpy()) for i in (0, 1))
+    assert abs(c0[0]) + abs(c1[0]) > 0.5
+    restored = GPSurrogate(settings, 3, 1)
+    restored.restore(X, y, json.loads(json.dumps(fitted.hyperparameters)))
+    grid = rng.random((30, 4))
+    for a, b in zip(fitted.predict(grid), restored.predict(grid), strict=True):
+        np.testing.assert_array_equal(a, b)
+    plain = GPSurrogate(GPSettings(restarts=0), 3, 1)
+    plain.fit(X, y, seed=0)
+    assert not any("concentration" in name for name in plain.hyperparameters)
