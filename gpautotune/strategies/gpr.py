@@ -541,8 +541,8 @@ class GPRStrategy(Strategy):
 
     def _poll_set(self, ok: Sequence[Trial]) -> np.ndarray:
         """Unmeasured valid configurations one parameter away (any level) from the best;
-        with ``escape="rotate"`` or ``"cycle"`` only along the parameters the escapes polled
-        least often (:meth:`_polled`)."""
+        with ``escape="rotate"``, ``"far"`` or ``"cycle"`` only along the parameters the
+        escapes polled least often (:meth:`_polled`)."""
         best = _best(ok)
         row = self.space.to_index([best.config])[0]
         # every level of a discrete parameter; real ones in 5% steps across the whole range
@@ -560,8 +560,8 @@ class GPRStrategy(Strategy):
         return moves[polled[along] == polled[along].min()]
 
     def _polled(self, best: Trial) -> np.ndarray:
-        """How often the escape steps polled each parameter: with ``escape="rotate"``, the
-        escapes since ``best`` was found, each a move of one parameter from it; with
+        """How often the escape steps polled each parameter: with ``escape="rotate"`` (or
+        ``"far"``), the escapes since ``best`` was found, each a move of one parameter from it; with
         ``"cycle"``, every escape of the run, each a move of one parameter from the best
         configuration measured before it."""
         polled = np.zeros(self.space.dims, dtype=int)

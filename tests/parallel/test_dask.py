@@ -105,8 +105,13 @@ def test_a_tuner_killed_with_sigkill_resumes_with_nothing_lost_or_repeated(tmp_p
     proc = subprocess.Popen([sys.executable, str(script)], env=env, start_new_session=True)
     try:
         deadline = time.time() + 120
-        while _count(db, "trials") < 6 and time.time() < deadline and proc.poll() is None:
-            time.sleep(0.05)
+
+        def waiting() -> bool:  # until 6 are stored and one is in flight (the two workers'
+            # evaluations take as long and may both end before the next is sent)
+            return _count(db, "trials") < 6 or _count(db, "running_trials") == 0
+
+        while waiting() and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.02)
         family = psutil.Process(proc.pid).children(recursive=True)
         os.kill(proc.pid, signal.SIGKILL)  # the tuner only: its workers must end by themselves
         proc.wait()
