@@ -417,13 +417,13 @@ class GPRStrategy(Strategy):
                     rows, scores, sources = poll, scorer(poll), np.full(len(poll), "poll")
                 else:  # the regular pool, or an escape with every poll move measured
                     rows, scores, sources = self.pool.propose(step, seen, scorer)
-                # a far escape keeps to configurations far from the best: another basin
-                allowed = self._far_from_best(rows, trials) if far else np.ones(len(rows), bool)
-                allowed |= not allowed.any()  # none far: the whole pool
+                if far:  # only configurations far from the best (another basin), if any
+                    keep = self._far_from_best(rows, trials)
+                    if keep.any():
+                        rows, scores, sources = rows[keep], scores[keep], sources[keep]
             else:
                 scores = scores if ranked else scorer(rows)
                 scores[picked] = -np.inf
-            scores = np.where(allowed, scores, -np.inf)
             if not len(rows) or not np.isfinite(scores).any():
                 break
             best = int(np.argmax(scores))

@@ -224,13 +224,13 @@ class GPSurrogate:
     def _warp(self, width: int) -> Warp:
         """A learned Kumaraswamy warp of the kernel's ``d`` inputs (already in [0, 1])
         among ``width`` columns; the trend features pass unchanged."""
-        prior = math.sqrt(0.75)
+        scale = math.sqrt(0.75)
         return Warp(
             d=width,
             indices=list(range(self.d)),
             bounds=torch.tensor([[0.0] * width, [1.0] * width], dtype=torch.float64),
-            concentration0_prior=LogNormalPrior(0.0, prior),
-            concentration1_prior=LogNormalPrior(0.0, prior),
+            concentration0_prior=LogNormalPrior(0.0, scale),
+            concentration1_prior=LogNormalPrior(0.0, scale),
         )
 
     # ------------------------------------------------------------------- fit
