@@ -1,13 +1,17 @@
 """Acquisition functions and the candidate pools they are maximised over."""
 
 from gpautotune.acquisition._functions import Acquisition, make_acquisition, score_candidates
+from gpautotune.acquisition._hedge import PORTFOLIO, HedgeStep, draw
 from gpautotune.acquisition._pool import POOL_MAX_RAW, CandidatePool, PoolSettings
 
 __all__ = [
     "POOL_MAX_RAW",
     "Acquisition",
     "CandidatePool",
+    "HedgeStep",
+    "PORTFOLIO",
     "PoolSettings",
+    "draw",
     "make_acquisition",
     "score_candidates",
 ]

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpautotune.acquisition import HedgeStep
 from gpautotune.strategies._base import Proposal
 from gpautotune.surrogate import Hyperparameters
 from gpautotune.trial import Trial
@@ -76,6 +77,7 @@ class ModelFit:
         hyperparameters: the fitted GP's parameters, exactly.
         pending: index rows of the configurations being evaluated when the step was asked
             (asynchronous workers: the step conditioned on them and never picked them).
+        hedge: with ``acquisition="hedge"``, the step's draw from the portfolio.
     """
 
     number: int
@@ -84,17 +86,23 @@ class ModelFit:
     escape: bool
     hyperparameters: Hyperparameters
     pending: list[list[float]] = field(default_factory=list)
+    hedge: HedgeStep | None = None
 
     def info(self) -> dict[str, Any]:
-        """The trial-info entry of the step (``pending`` only when there were some)."""
-        fit = {
+        """The trial-info entry of the step (``pending`` and ``hedge`` only when there are
+        some)."""
+        fit: dict[str, Any] = {
             "number": self.number,
             "step": self.step,
             "batch": self.batch,
             "escape": self.escape,
             "hyperparameters": self.hyperparameters,
         }
-        return {"fit": fit | ({"pending": self.pending} if self.pending else {})}
+        if self.pending:
+            fit["pending"] = self.pending
+        if self.hedge is not None:
+            fit["hedge"] = self.hedge.info()
+        return {"fit": fit}
 
     @classmethod
     def of(cls, info: Mapping[str, Any]) -> ModelFit | None:
@@ -110,6 +118,7 @@ class ModelFit:
             bool(fit["escape"]),
             {str(k): [float(v) for v in vs] for k, vs in fit["hyperparameters"].items()},
             [[float(v) for v in row] for row in fit.get("pending", [])],
+            HedgeStep.of(fit.get("hedge")),
         )
 
 

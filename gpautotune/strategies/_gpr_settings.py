@@ -15,7 +15,7 @@ from pydantic import (
     model_validator,
 )
 
-from gpautotune.acquisition import Acquisition, PoolSettings
+from gpautotune.acquisition import PoolSettings
 from gpautotune.strategies._settings import StrategySettings, strategy_settings
 from gpautotune.surrogate import GPSettings, Kernel, KrigingSettings
 
@@ -50,7 +50,10 @@ class GPRSettings(StrategySettings):
         lengthscale_prior: ``gamma`` (local), ``dim_scaled`` (smooth) or ``unit`` (near the
             unit range, as Optuna's GP sampler); see
             :class:`~gpautotune.surrogate.GPSettings`.
-        acquisition: ``logei``, ``ei``, ``pi`` or ``lcb``.
+        acquisition: ``logei``, ``ei``, ``pi`` or ``lcb``; or ``hedge``, GP-Hedge: each
+            step draws one of log-EI, log-PI and LCB (kappa 1.96) by how fast the model
+            predicts the configurations each nominated before
+            (:mod:`gpautotune.acquisition._hedge`).
         kappa: the LCB's ``mean - kappa * sd`` weight.
         noise: ``"learned"`` or a fixed nugget variance (standardised units, that is a
             fraction of the modelled values' variance; see ``noise_units``).
@@ -143,7 +146,7 @@ class GPRSettings(StrategySettings):
     trend: str = "linear"
     kernel: Kernel = "matern52"
     lengthscale_prior: Literal["gamma", "dim_scaled", "unit"] = "dim_scaled"
-    acquisition: Acquisition = "logei"
+    acquisition: Literal["logei", "ei", "pi", "lcb", "hedge"] = "logei"
     kappa: NonNegativeFloat = 0.3
     noise: Annotated[Literal["learned"] | float, BeforeValidator(_noise)] = "learned"
     log_transform: bool = True

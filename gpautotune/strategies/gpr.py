@@ -44,8 +44,11 @@ import torch
 
 from gpautotune.acquisition import (
     POOL_MAX_RAW,
+    PORTFOLIO,
     Acquisition,
     CandidatePool,
+    HedgeStep,
+    draw,
     make_acquisition,
     score_candidates,
 )
@@ -344,17 +347,24 @@ class GPRStrategy(Strategy):
         )
         t0 = time.perf_counter()
         escape = self._stalled(step, pending)
+        hedge = self.options.acquisition == "hedge" and not escape
+        arm, gains = self._hedge_draw(step, past) if hedge else (None, None)
         # a batch fitted to earlier trials scores what they left unmeasured, as it did then
         seen = self._seen_among(trials) if batch else self.is_seen
-        rows, scores, sources, picked, picks = self._pick(
-            n, step, y, escape, trials, seen, rows_pending
+        rows, scores, sources, picked, picks, nominees = self._pick(
+            n, step, y, escape, trials, seen, rows_pending, arm
         )
         if not escape:  # an escape step's LCB scores say nothing of the backlog's EI
             self.pool.keep_backlog(rows, scores, picked)
             self._backlog_fit = number
         acq_s = time.perf_counter() - t0
         hyperparameters = dict(self.gp.hyperparameters or {})
-        fit = ModelFit(number, step, n, escape, hyperparameters, rows_pending.tolist())
+        drawn = (
+            HedgeStep(arm, gains.tolist(), nominees.tolist())
+            if arm is not None and gains is not None and len(nominees)
+            else None
+        )
+        fit = ModelFit(number, step, n, escape, hyperparameters, rows_pending.tolist(), drawn)
         counts = (
             {str(k): int(v) for k, v in zip(*np.unique(sources, return_counts=True), strict=True)}
             if len(rows)
@@ -384,11 +394,14 @@ class GPRStrategy(Strategy):
         trials: Sequence[Trial],
         seen: Callable[[np.ndarray], np.ndarray],
         pending: np.ndarray,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[ModelPick]]:
+        arm: int | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[ModelPick], np.ndarray]:
         """Up to ``n`` picks of the fitted model, conditioned on the ``pending`` rows (in
         flight elsewhere) and on each pick after the first (the kriging believer; with
         ``refit_every`` > 1, the best ``n`` of one scoring): the scored rows, their scores
-        and sources, the picked positions and the picks."""
+        and sources, the picked positions and the picks. With a portfolio ``arm``
+        (``acquisition="hedge"``), that acquisition picks, and the last value returned
+        is every portfolio acquisition's best row of the first scoring (its nominee)."""
         best_f = float(self.gp.transform(y).min())
         feasible = self._feasibility_model(trials)
         model = self.gp.model
@@ -400,12 +413,20 @@ class GPRStrategy(Strategy):
         o = self.options
         ranked = o.refit_every > 1
         far = escape and self._far_escape(step)
-        kind, kappa = ("lcb", o.stall_kappa) if escape and not far else (o.acquisition, o.kappa)
-        for q in range(n):
+        nominees = np.empty((0, self.space.dims))
+        regular = PORTFOLIO[arm] if arm is not None else (o.acquisition, o.kappa)
+        kind, kappa = ("lcb", o.stall_kappa) if escape and not far else regular
+
+        def scoring(kind: Acquisition, kappa: float, model: Any) -> Callable:
             acqf = make_acquisition(kind, model, best_f, kappa)
 
-            def scorer(r: np.ndarray, acqf=acqf) -> np.ndarray:
+            def scorer(r: np.ndarray) -> np.ndarray:
                 return self._weight(score_candidates(acqf, self.features(r)), r, feasible, kind)
+
+            return scorer
+
+        for q in range(n):
+            scorer = scoring(kind, kappa, model)
 
             if q == 0:
                 poll = (
@@ -421,6 +442,13 @@ class GPRStrategy(Strategy):
                     keep = self._far_from_best(rows, trials)
                     if keep.any():
                         rows, scores, sources = rows[keep], scores[keep], sources[keep]
+                if arm is not None and len(rows):
+                    nominees = rows[
+                        [
+                            np.argmax(scores if j == arm else scoring(*acq, model)(rows))
+                            for j, acq in enumerate(PORTFOLIO)
+                        ]
+                    ]
             else:
                 scores = scores if ranked else scorer(rows)
                 scores[picked] = -np.inf
@@ -431,7 +459,21 @@ class GPRStrategy(Strategy):
             picks.append(ModelPick(str(sources[best]), float(scores[best]), escape and q == 0))
             if q + 1 < n and not ranked:
                 model, best_f = self._believe(model, rows[best][None, :], best_f)
-        return rows, scores, sources, np.array(picked, dtype=int), picks
+        return rows, scores, sources, np.array(picked, dtype=int), picks, nominees
+
+    def _hedge_draw(self, step: int, past: Sequence[ModelFit]) -> tuple[int, np.ndarray]:
+        """GP-Hedge's draw for the step at ``step`` trials: the gains of the last recorded
+        draw, each grown by the fitted model's negated mean at its acquisition's nominee
+        then, and the portfolio position drawn with them (seeded by the step)."""
+        last = next((f.hedge for f in reversed(past) if f.hedge is not None), None)
+        gains = np.zeros(len(PORTFOLIO))
+        if last is not None:
+            x = torch.as_tensor(self.features(np.asarray(last.nominees)), dtype=torch.float64)
+            with torch.no_grad():
+                mean = self.gp.model.posterior(x).mean.reshape(-1).numpy()
+            gains = np.asarray(last.gains) - mean
+        rng = np.random.default_rng([self.seed or 0, step, 0x4EDE])
+        return draw(gains, rng), gains
 
     # ------------------------------------------------------------- backlog
     def _sync_backlog(self, past: Sequence[ModelFit]) -> None:
@@ -455,8 +497,9 @@ class GPRStrategy(Strategy):
             self.gp.restore(X, y, fit.hyperparameters)
             pending = np.asarray(fit.pending, dtype=float).reshape(-1, self.space.dims)
             seen = self._seen_among(trials, pending)
-            rows, scores, _, picked, _ = self._pick(
-                fit.batch, fit.step, y, False, trials, seen, pending
+            arm = fit.hedge.arm if fit.hedge is not None else None
+            rows, scores, _, picked, _, _ = self._pick(
+                fit.batch, fit.step, y, False, trials, seen, pending, arm
             )
             self.pool.keep_backlog(rows, scores, picked)
         self._backlog_fit = target

@@ -1,6 +1,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
 from gpautotune.exceptions import ConfigError
 from gpautotune.problems import Measurement, Problem, Status
@@ -642,3 +643,34 @@ def test_code_ordinals_can_be_categorical_for_the_model():
     result = tune(problem, "gpr", 14, seed=1, strategy_options={**FAST, "codes": "categorical"})
     model = [t.info for t in result.trials if t.source == "model"]
     assert model and all(len(i["lengthscales"]) == 6 for i in model)
+
+
+def test_hedge_draws_record_their_gains_and_a_resumed_run_draws_the_same():
+    """With ``acquisition="hedge"`` every regular model step records its draw: the picked
+    configuration is its acquisition's nominee, and the gains are the last draw's, each
+    grown by the step's model's negated mean at that acquisition's nominee; a strategy
+    told the first trials picks what the uninterrupted run picked."""
+    problem = BoothProblem()
+    options = {**FAST, "acquisition": "hedge"}
+    result = tune(problem, "gpr", 28, seed=3, strategy_options=options)
+    steps = [
+        (i, t, ModelFit.of(t.info))
+        for i, t in enumerate(result.trials)
+        if t.source == "model" and not _escape(t)
+    ]
+    assert len(steps) >= 15 and all(f.hedge is not None for _, _, f in steps)
+    assert len({f.hedge.arm for _, _, f in steps}) >= 2
+    strategy = make_strategy("gpr", problem.space, seed=3, **options)
+    for (_, _, before), (i, trial, fit) in zip(steps, steps[1:], strict=False):
+        nominee = fit.hedge.nominees[fit.hedge.arm]
+        assert problem.space.to_index([trial.config])[0].tolist() == nominee
+        # the step's model, restored, predicts the previous nominees the gains grew by
+        X, y = strategy._training_data(result.trials[:i])
+        strategy.gp.restore(X, y, fit.hyperparameters)
+        x = strategy.features(np.asarray(before.hedge.nominees))
+        mean = strategy.gp.model.posterior(torch.as_tensor(x)).mean.reshape(-1).detach().numpy()
+        grown = np.asarray(before.hedge.gains) - mean
+        np.testing.assert_allclose(fit.hedge.gains, grown, atol=1e-6)
+    resumed = make_strategy("gpr", problem.space, seed=3, **options)
+    resumed.tell(result.trials[:20])
+    assert resumed.ask(1)[0].config == result.trials[20].config

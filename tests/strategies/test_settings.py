@@ -48,7 +48,7 @@ BAD_GPR = [
     ("stall_kappa", -1.0, "greater than 0"),
     ("lengthscale_max", 0.01, "greater than 0.05"),
     ("screen", 1.5, "less than 1"),
-    ("acquisition", "ucb", "'logei', 'ei', 'pi' or 'lcb'"),
+    ("acquisition", "ucb", "'logei', 'ei', 'pi', 'lcb' or 'hedge'"),
     ("init_method", "halton", "'sobol', 'random' or 'lhs'"),
     ("output_warp", "rank", "'none' or 'copula'"),
     ("input_warp", "beta", "'none' or 'kumaraswamy'"),
