@@ -3,6 +3,7 @@
 Run: .venv/bin/python benchmarks/gpr_overhead.py [--sizes 50 120 250 500 1000] [--asks 3]
      .venv/bin/python benchmarks/gpr_overhead.py --kt-cache kt-caches/gemm/RTX_3090.json.gz \
          --sizes 120 250 500 1000 --bits-sizes
+     .venv/bin/python benchmarks/gpr_overhead.py ... --option acquisition=hedge   # an option
 
 For each size N, a GPR strategy is told N measured trials (a constrained Sobol sample of
 the problem, evaluated) and then asked for one configuration ``--asks`` times (each ask
@@ -20,16 +21,18 @@ import resource
 import statistics
 import time
 
+import yaml
+
 from gpautotune.problems import ConstrainedBitsProblem, laplacian_replay
 from gpautotune.problems.kt_cache import kt_cache_problem
 from gpautotune.strategies import make_strategy
 from gpautotune.tuner import TuningRun
 
 
-def time_asks(problem, n_obs: int, asks: int, seed: int = 0) -> list[float]:
+def time_asks(problem, n_obs: int, asks: int, seed: int = 0, **options) -> list[float]:
     # stall=None: a told Sobol sample looks "stalled" and the ask would be an escape step,
     # which scores only the best point's one-parameter moves; time the full-pool step.
-    strategy = make_strategy("gpr", problem.space, seed=seed, stall=None)
+    strategy = make_strategy("gpr", problem.space, seed=seed, stall=None, **options)
     run = TuningRun(problem, strategy, budget=n_obs + asks)
     design = problem.space.sample(n_obs, method="sobol", seed=seed + 1)
     for config in design:  # measured data, told as if the run had measured it
@@ -49,7 +52,16 @@ def main() -> None:
     parser.add_argument("--bits-sizes", type=int, nargs="*", default=[64, 245])
     parser.add_argument("--kt-cache", help="a Kernel Tuner cache replayed instead of the K40c")
     parser.add_argument("--asks", type=int, default=3)
+    parser.add_argument(
+        "--option", action="append", default=[], help="a GPR option as KEY=VALUE (repeatable)"
+    )
     args = parser.parse_args()
+    options = {}
+    for item in args.option:
+        key, sep, value = item.partition("=")
+        if not sep:
+            parser.error(f"--option {item!r}: give KEY=VALUE, e.g. acquisition=hedge")
+        options[key] = yaml.safe_load(value)
     print("| problem | observations | median ask() s | min | max |")
     print("|---|---|---|---|---|")
     first = (
@@ -62,7 +74,7 @@ def main() -> None:
         ("54-factor constrained bits", ConstrainedBitsProblem(), args.bits_sizes),
     ):
         for n in sizes:
-            times = time_asks(problem, n, args.asks)
+            times = time_asks(problem, n, args.asks, **options)
             print(
                 f"| {label} | {n} | {statistics.median(times):.3f} "
                 f"| {min(times):.3f} | {max(times):.3f} |",

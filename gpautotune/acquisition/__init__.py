@@ -1,6 +1,11 @@
 """Acquisition functions and the candidate pools they are maximised over."""
 
-from gpautotune.acquisition._functions import Acquisition, make_acquisition, score_candidates
+from gpautotune.acquisition._functions import (
+    Acquisition,
+    make_acquisition,
+    score_candidates,
+    score_many,
+)
 from gpautotune.acquisition._hedge import PORTFOLIO, HedgeStep, draw
 from gpautotune.acquisition._pool import POOL_MAX_RAW, CandidatePool, PoolSettings
 
@@ -14,4 +19,5 @@ __all__ = [
     "draw",
     "make_acquisition",
     "score_candidates",
+    "score_many",
 ]

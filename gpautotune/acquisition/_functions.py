@@ -20,6 +20,7 @@ two paths agree to 1e-6 (``tests/acquisition``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
@@ -40,7 +41,7 @@ from botorch.utils.probability.utils import log_ndtr
 from gpytorch.likelihoods import FixedNoiseGaussianLikelihood, GaussianLikelihood
 from linear_operator.utils.cholesky import psd_safe_cholesky
 
-__all__ = ["Acquisition", "make_acquisition", "score_candidates"]
+__all__ = ["Acquisition", "make_acquisition", "score_candidates", "score_many"]
 
 Acquisition = Literal["logei", "ei", "pi", "lcb"]
 
@@ -62,26 +63,43 @@ def make_acquisition(
 
 def score_candidates(acqf: AcquisitionFunction, X: np.ndarray, chunk: int = 8192) -> np.ndarray:
     """Acquisition values of the rows of ``X`` (``n x D``), higher is better."""
+    return score_many([acqf], X, chunk)[0]
+
+
+def score_many(
+    acqfs: Sequence[AcquisitionFunction], X: np.ndarray, chunk: int = 8192
+) -> list[np.ndarray]:
+    """The values of each of ``acqfs`` at the rows of ``X``; acquisitions of one exact GP
+    share its posterior at the rows (computed once, as a portfolio needs)."""
     if not len(X):
-        return np.empty(0)
-    fast = isinstance(
-        acqf,
-        (
-            LogExpectedImprovement,
-            ExpectedImprovement,
-            LogProbabilityOfImprovement,
-            UpperConfidenceBound,
-        ),
-    ) and _is_exact_gp(acqf.model)
-    out = []
+        return [np.empty(0) for _ in acqfs]
+    fast = (
+        bool(acqfs)
+        and all(isinstance(a, _ANALYTIC) for a in acqfs)
+        and all(a.model is acqfs[0].model for a in acqfs)
+        and _is_exact_gp(acqfs[0].model)
+    )
+    out: list[list[np.ndarray]] = [[] for _ in acqfs]
     with torch.no_grad():
-        solver = _ExactPosterior(acqf.model) if fast else None
+        solver = _ExactPosterior(acqfs[0].model) if fast else None
         for start in range(0, len(X), chunk):
             block = torch.as_tensor(X[start : start + chunk], dtype=torch.float64)
-            out.append(
-                (_analytic(acqf, *solver(block)) if solver else acqf(block.unsqueeze(1))).numpy()
-            )
-    return np.concatenate(out)
+            if solver is not None:
+                posterior = solver(block)
+                values = [_analytic(a, *posterior) for a in acqfs]
+            else:
+                values = [a(block.unsqueeze(1)) for a in acqfs]
+            for part, v in zip(out, values, strict=True):
+                part.append(v.numpy())
+    return [np.concatenate(part) for part in out]
+
+
+_ANALYTIC = (
+    LogExpectedImprovement,
+    ExpectedImprovement,
+    LogProbabilityOfImprovement,
+    UpperConfidenceBound,
+)
 
 
 def _is_exact_gp(model: Model) -> bool:

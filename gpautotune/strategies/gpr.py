@@ -50,7 +50,7 @@ from gpautotune.acquisition import (
     HedgeStep,
     draw,
     make_acquisition,
-    score_candidates,
+    score_many,
 )
 from gpautotune.exceptions import ConfigError
 from gpautotune.space import Categorical, Ordinal, Parameter, Space, sample_index
@@ -417,17 +417,28 @@ class GPRStrategy(Strategy):
         regular = PORTFOLIO[arm] if arm is not None else (o.acquisition, o.kappa)
         kind, kappa = ("lcb", o.stall_kappa) if escape and not far else regular
 
-        def scoring(kind: Acquisition, kappa: float, model: Any) -> Callable:
-            acqf = make_acquisition(kind, model, best_f, kappa)
+        def scoring(model: Any, record: list[np.ndarray] | None = None) -> Callable:
+            """Scores of rows by ``kind``; with a ``record`` (a portfolio step), by the
+            drawn acquisition, every portfolio acquisition's scores of each call (one
+            column each, from one posterior) appended to it."""
+            acquisitions = PORTFOLIO if record is not None else ((kind, kappa),)
+            acqfs = [make_acquisition(k, model, best_f, c) for k, c in acquisitions]
 
             def scorer(r: np.ndarray) -> np.ndarray:
-                return self._weight(score_candidates(acqf, self.features(r)), r, feasible, kind)
+                p = self._success(r, feasible)
+                values = score_many(acqfs, self.features(r))
+                kinds = [k for k, _ in acquisitions]
+                weighted = [self._weight(v, p, k) for v, k in zip(values, kinds, strict=True)]
+                if record is None:
+                    return weighted[0]
+                record.append(np.column_stack(weighted))
+                return weighted[arm]
 
             return scorer
 
+        record: list[np.ndarray] = []
         for q in range(n):
-            scorer = scoring(kind, kappa, model)
-
+            scorer = scoring(model, record if arm is not None and q == 0 else None)
             if q == 0:
                 poll = (
                     self._poll_set(self.measured)
@@ -442,13 +453,8 @@ class GPRStrategy(Strategy):
                     keep = self._far_from_best(rows, trials)
                     if keep.any():
                         rows, scores, sources = rows[keep], scores[keep], sources[keep]
-                if arm is not None and len(rows):
-                    nominees = rows[
-                        [
-                            np.argmax(scores if j == arm else scoring(*acq, model)(rows))
-                            for j, acq in enumerate(PORTFOLIO)
-                        ]
-                    ]
+                if record:  # the calls scored the pool's rows in order
+                    nominees = rows[np.argmax(np.vstack(record), axis=0)]
             else:
                 scores = scores if ranked else scorer(rows)
                 scores[picked] = -np.inf
@@ -621,14 +627,18 @@ class GPRStrategy(Strategy):
             polled[changed] += len(changed) == 1
         return polled
 
-    def _weight(
-        self, scores: np.ndarray, rows: np.ndarray, feasible: Any, kind: Acquisition
-    ) -> np.ndarray:
-        """EI x P(success) (in log space for logei and pi); for LCB, which is no
-        probability-weighted quantity, candidates more likely to fail than not are dropped."""
+    def _success(self, rows: np.ndarray, feasible: Any) -> np.ndarray | None:
+        """The classifier's probabilities that ``rows`` run (None without a classifier)."""
         if feasible is None:
+            return None
+        return np.clip(feasible.predict_proba(self.space.encode(rows))[:, 1], 1e-9, 1.0)
+
+    @staticmethod
+    def _weight(scores: np.ndarray, p: np.ndarray | None, kind: Acquisition) -> np.ndarray:
+        """EI x P(success) ``p`` (in log space for logei and pi); for LCB, which is no
+        probability-weighted quantity, candidates more likely to fail than not are dropped."""
+        if p is None:
             return scores
-        p = np.clip(feasible.predict_proba(self.space.encode(rows))[:, 1], 1e-9, 1.0)
         if kind == "lcb":
             return np.where(p >= 0.5, scores, -np.inf) if (p >= 0.5).any() else scores
         return scores + np.log(p) if kind in ("logei", "pi") else scores * p

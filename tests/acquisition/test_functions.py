@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from gpautotune.acquisition import make_acquisition, score_candidates
+from gpautotune.acquisition import make_acquisition, score_candidates, score_many
 from gpautotune.surrogate import GPSettings, GPSurrogate
 
 
@@ -30,3 +30,16 @@ def test_fast_scores_equal_botorch_acquisition_functions(kind, noise):
         reference = acqf(torch.as_tensor(candidates).unsqueeze(1)).numpy()
     np.testing.assert_allclose(fast, reference, rtol=1e-6, atol=1e-6)
     assert len(set(np.round(fast, 6))) > 100  # really scored, not constant
+
+
+def test_a_portfolio_scored_from_one_posterior_equals_each_function_alone():
+    gp, candidates = _surrogate()
+    acqfs = [
+        make_acquisition(kind, gp.model, best_f=-0.5, kappa=1.96) for kind in ("logei", "pi", "lcb")
+    ]
+    together = score_many(acqfs, candidates, chunk=128)  # several chunks
+    for acqf, values in zip(acqfs, together, strict=True):
+        with torch.no_grad():
+            reference = acqf(torch.as_tensor(candidates).unsqueeze(1)).numpy()
+        np.testing.assert_allclose(values, reference, rtol=1e-6, atol=1e-6)
+    assert not np.allclose(together[0], together[2])  # three functions, not one three times
