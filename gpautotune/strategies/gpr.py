@@ -5,7 +5,8 @@ The seeds' method (seed 003 §4.2, figure 13.4), on BoTorch/GPyTorch:
 1. a constrained Sobol initial design (``n_init`` points, default ``max(10, 2d)``);
 2. at each step, an exact GP — Matérn 5/2 with one length-scale per dimension and a
    trend ``h(x)ᵀβ`` as prior mean — fitted to the log of the measured values;
-3. log-EI (or EI, PI, LCB) over the candidate pool: every unmeasured valid configuration
+3. log-EI (or EI, PI, LCB, or GP-Hedge's draw among log-EI, log-PI and LCB by the gains
+   of their earlier nominees) over the candidate pool: every unmeasured valid configuration
    when the space can be enumerated, otherwise a constrained Sobol sample, the
    neighbourhoods of the 3 best points and a backlog of earlier high-EI candidates;
 4. ``ask(q)`` picks ``q`` distinct configurations greedily, each after conditioning the
