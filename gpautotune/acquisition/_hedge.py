@@ -7,7 +7,7 @@ model has been refitted on that measurement each acquisition's gain grows by the
 negated posterior mean (minimisation, model units) at the candidate it nominated. An
 acquisition whose nominees the model keeps predicting fast is drawn more often. Those
 gains grow with every step, and after a few tens of steps the draw is all but certain
-(on Booth, log-PI's lead of 7 after 20 steps gives it 99.8% of the draws), so the draw
+(on Booth, log-PI's lead of 7 after 20 steps gives it 99.7% of the draws), so the draw
 mixes in a uniform one as the bandit algorithm Exp3 does: each acquisition keeps at
 least ``MIX / 3`` of the draws (LCB's exploration included).
 No library here implements it over a finite candidate set (BoTorch has no portfolio;

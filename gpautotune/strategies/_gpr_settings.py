@@ -52,8 +52,9 @@ class GPRSettings(StrategySettings):
             :class:`~gpautotune.surrogate.GPSettings`.
         acquisition: ``logei``, ``ei``, ``pi`` or ``lcb``; or ``hedge``, GP-Hedge: each
             step draws one of log-EI, log-PI and LCB (kappa 1.96) by how fast the model
-            predicts the configurations each nominated before
-            (:mod:`gpautotune.acquisition._hedge`).
+            predicts the configurations each nominated before, each keeping at least a
+            tenth of the draws (:mod:`gpautotune.acquisition._hedge`; off by default:
+            docs/benchmarks/gpr-spaces.md).
         kappa: the LCB's ``mean - kappa * sd`` weight.
         noise: ``"learned"`` or a fixed nugget variance (standardised units, that is a
             fraction of the modelled values' variance; see ``noise_units``).
