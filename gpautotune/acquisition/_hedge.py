@@ -53,10 +53,12 @@ class HedgeStep:
     nominees: list[list[float]]
 
     def info(self) -> dict[str, Any]:
+        """The record as the fit's info keeps it (JSON)."""
         return {"arm": self.arm, "gains": self.gains, "nominees": self.nominees}
 
     @classmethod
     def of(cls, record: Mapping[str, Any] | None) -> HedgeStep | None:
+        """The draw a fit's ``hedge`` entry records; None where there is none."""
         if not isinstance(record, Mapping):
             return None
         return cls(
