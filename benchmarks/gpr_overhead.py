@@ -21,8 +21,7 @@ import resource
 import statistics
 import time
 
-import yaml
-
+from gpautotune.config import apply_overrides
 from gpautotune.problems import ConstrainedBitsProblem, laplacian_replay
 from gpautotune.problems.kt_cache import kt_cache_problem
 from gpautotune.strategies import make_strategy
@@ -56,12 +55,7 @@ def main() -> None:
         "--option", action="append", default=[], help="a GPR option as KEY=VALUE (repeatable)"
     )
     args = parser.parse_args()
-    options = {}
-    for item in args.option:
-        key, sep, value = item.partition("=")
-        if not sep:
-            parser.error(f"--option {item!r}: give KEY=VALUE, e.g. acquisition=hedge")
-        options[key] = yaml.safe_load(value)
+    options = apply_overrides({}, args.option)  # YAML scalars; ConfigError names a bad one
     print("| problem | observations | median ask() s | min | max |")
     print("|---|---|---|---|---|")
     first = (

@@ -44,6 +44,13 @@ from linear_operator.utils.cholesky import psd_safe_cholesky
 __all__ = ["Acquisition", "make_acquisition", "score_candidates", "score_many"]
 
 Acquisition = Literal["logei", "ei", "pi", "lcb"]
+#: The acquisitions :func:`score_many` computes from a precomputed posterior.
+_ANALYTIC = (
+    LogExpectedImprovement,
+    ExpectedImprovement,
+    LogProbabilityOfImprovement,
+    UpperConfidenceBound,
+)
 
 
 def make_acquisition(
@@ -92,14 +99,6 @@ def score_many(
             for part, v in zip(out, values, strict=True):
                 part.append(v.numpy())
     return [np.concatenate(part) for part in out]
-
-
-_ANALYTIC = (
-    LogExpectedImprovement,
-    ExpectedImprovement,
-    LogProbabilityOfImprovement,
-    UpperConfidenceBound,
-)
 
 
 def _is_exact_gp(model: Model) -> bool:

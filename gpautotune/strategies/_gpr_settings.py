@@ -15,7 +15,7 @@ from pydantic import (
     model_validator,
 )
 
-from gpautotune.acquisition import PoolSettings
+from gpautotune.acquisition import Acquisition, PoolSettings
 from gpautotune.strategies._settings import StrategySettings, strategy_settings
 from gpautotune.surrogate import GPSettings, Kernel, KrigingSettings
 
@@ -147,7 +147,7 @@ class GPRSettings(StrategySettings):
     trend: str = "linear"
     kernel: Kernel = "matern52"
     lengthscale_prior: Literal["gamma", "dim_scaled", "unit"] = "dim_scaled"
-    acquisition: Literal["logei", "ei", "pi", "lcb", "hedge"] = "logei"
+    acquisition: Literal[Acquisition, "hedge"] = "logei"
     kappa: NonNegativeFloat = 0.3
     noise: Annotated[Literal["learned"] | float, BeforeValidator(_noise)] = "learned"
     log_transform: bool = True

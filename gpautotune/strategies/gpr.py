@@ -424,11 +424,11 @@ class GPRStrategy(Strategy):
             column each, from one posterior) appended to it."""
             acquisitions = PORTFOLIO if record is not None else ((kind, kappa),)
             acqfs = [make_acquisition(k, model, best_f, c) for k, c in acquisitions]
+            kinds = [k for k, _ in acquisitions]
 
             def scorer(r: np.ndarray) -> np.ndarray:
                 p = self._success(r, feasible)
                 values = score_many(acqfs, self.features(r))
-                kinds = [k for k, _ in acquisitions]
                 weighted = [self._weight(v, p, k) for v, k in zip(values, kinds, strict=True)]
                 if record is None:
                     return weighted[0]
