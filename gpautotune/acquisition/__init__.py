@@ -6,7 +6,7 @@ from gpautotune.acquisition._functions import (
     score_candidates,
     score_many,
 )
-from gpautotune.acquisition._hedge import PORTFOLIO, HedgeStep, draw
+from gpautotune.acquisition._hedge import PORTFOLIO, HedgeStep, draw, portfolio
 from gpautotune.acquisition._pool import POOL_MAX_RAW, CandidatePool, PoolSettings
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "PoolSettings",
     "draw",
     "make_acquisition",
+    "portfolio",
     "score_candidates",
     "score_many",
 ]

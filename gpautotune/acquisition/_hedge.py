@@ -18,7 +18,7 @@ info, so a resumed run draws what the uninterrupted one drew.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,11 +26,12 @@ import numpy as np
 
 from gpautotune.acquisition._functions import Acquisition
 
-__all__ = ["ETA", "MIX", "PORTFOLIO", "HedgeStep", "draw", "probabilities"]
+__all__ = ["ETA", "KAPPA", "MIX", "PORTFOLIO", "HedgeStep", "draw", "portfolio", "probabilities"]
 
-#: The portfolio: (acquisition, kappa) pairs, scikit-optimize's three (its LCB's
-#: kappa 1.96; kappa is unused by the other two).
-PORTFOLIO: tuple[tuple[Acquisition, float], ...] = (("logei", 0.0), ("pi", 0.0), ("lcb", 1.96))
+#: The LCB's kappa in a portfolio (scikit-optimize's; unused by the other functions).
+KAPPA = 1.96
+#: The default portfolio, scikit-optimize's three.
+PORTFOLIO: tuple[Acquisition, ...] = ("logei", "pi", "lcb")
 #: The draw's inverse temperature (scikit-optimize's default).
 ETA = 1.0
 #: The weight of the uniform draw mixed in (Exp3's gamma).
@@ -42,7 +43,7 @@ class HedgeStep:
     """A step's draw (kept in its fit record, under ``hedge``).
 
     Attributes:
-        arm: the position in :data:`PORTFOLIO` of the acquisition that picked.
+        arm: the position in the run's portfolio of the acquisition that picked.
         gains: the portfolio's gains the draw used (updated with the step's model).
         nominees: index rows, each acquisition's best candidate of the step, in
             portfolio order (the next step's model adds its gains from them).
@@ -66,6 +67,11 @@ class HedgeStep:
             [float(g) for g in record["gains"]],
             [[float(v) for v in row] for row in record["nominees"]],
         )
+
+
+def portfolio(kinds: Sequence[Acquisition] = PORTFOLIO) -> tuple[tuple[Acquisition, float], ...]:
+    """The (acquisition, kappa) pairs of a portfolio of ``kinds``, in their order."""
+    return tuple((k, KAPPA if k == "lcb" else 0.0) for k in kinds)
 
 
 def probabilities(gains: np.ndarray, eta: float = ETA, mix: float = MIX) -> np.ndarray:

@@ -15,7 +15,7 @@ from pydantic import (
     model_validator,
 )
 
-from gpautotune.acquisition import Acquisition, PoolSettings
+from gpautotune.acquisition import PORTFOLIO, Acquisition, PoolSettings
 from gpautotune.strategies._settings import StrategySettings, strategy_settings
 from gpautotune.surrogate import GPSettings, Kernel, KrigingSettings
 
@@ -55,6 +55,8 @@ class GPRSettings(StrategySettings):
             predicts the configurations each nominated before, each keeping at least a
             tenth of the draws (:mod:`gpautotune.acquisition._hedge`; off by default:
             docs/benchmarks/gpr-spaces.md).
+        portfolio: the acquisitions ``hedge`` draws among (two or more of ``logei``,
+            ``ei``, ``pi``, ``lcb``; LCB with kappa 1.96).
         kappa: the LCB's ``mean - kappa * sd`` weight.
         noise: ``"learned"`` or a fixed nugget variance (standardised units, that is a
             fraction of the modelled values' variance; see ``noise_units``).
@@ -140,7 +142,14 @@ class GPRSettings(StrategySettings):
             docs/benchmarks/baselines.md).
     """
 
-    KEY_OMITS_DEFAULTS = ("model", "refit_every", "inputs", "noise_units", "input_warp")
+    KEY_OMITS_DEFAULTS = (
+        "model",
+        "refit_every",
+        "inputs",
+        "noise_units",
+        "input_warp",
+        "portfolio",
+    )
 
     n_init: PositiveInt | None = None
     init_method: Literal["sobol", "random", "lhs"] = "sobol"
@@ -148,6 +157,7 @@ class GPRSettings(StrategySettings):
     kernel: Kernel = "matern52"
     lengthscale_prior: Literal["gamma", "dim_scaled", "unit"] = "dim_scaled"
     acquisition: Literal[Acquisition, "hedge"] = "logei"
+    portfolio: tuple[Acquisition, ...] = PORTFOLIO
     kappa: NonNegativeFloat = 0.3
     noise: Annotated[Literal["learned"] | float, BeforeValidator(_noise)] = "learned"
     log_transform: bool = True
@@ -184,6 +194,12 @@ class GPRSettings(StrategySettings):
             )
         if self.noise_units == "objective" and self.model != "kriging":
             raise ValueError("noise_units 'objective' needs model 'kriging'")
+        if len(set(self.portfolio)) < 2 or len(set(self.portfolio)) < len(self.portfolio):
+            raise ValueError(
+                f"portfolio needs two or more distinct acquisitions, got {list(self.portfolio)}"
+            )
+        if self.portfolio != PORTFOLIO and self.acquisition != "hedge":
+            raise ValueError("portfolio is drawn among only with acquisition 'hedge'")
         return self
 
     def kriging(self) -> KrigingSettings:

@@ -45,12 +45,12 @@ import torch
 
 from gpautotune.acquisition import (
     POOL_MAX_RAW,
-    PORTFOLIO,
     Acquisition,
     CandidatePool,
     HedgeStep,
     draw,
     make_acquisition,
+    portfolio,
     score_many,
 )
 from gpautotune.exceptions import ConfigError
@@ -136,6 +136,7 @@ class GPRStrategy(Strategy):
         trend_space = self.model_space if o.trend in SHORTCUTS else space
         self.basis = build_basis(o.trend, trend_space, inputs=self.extra_inputs)
         self.gp_settings, self.pool_settings = o.gp(), o.pool()
+        self._portfolio = portfolio(o.portfolio)  # (acquisition, kappa) pairs of hedge
         self.gp = self._surrogate()
         self.pool = CandidatePool(space, self.pool_settings, seed)
         #: The fit whose step left the pool's backlog as it is (None: an empty backlog).
@@ -415,14 +416,14 @@ class GPRStrategy(Strategy):
         ranked = o.refit_every > 1
         far = escape and self._far_escape(step)
         nominees = np.empty((0, self.space.dims))
-        regular = PORTFOLIO[arm] if arm is not None else (o.acquisition, o.kappa)
+        regular = self._portfolio[arm] if arm is not None else (o.acquisition, o.kappa)
         kind, kappa = ("lcb", o.stall_kappa) if escape and not far else regular
 
         def scoring(model: Any, record: list[np.ndarray] | None = None) -> Callable:
             """Scores of rows by ``kind``; with a ``record`` (a portfolio step), by the
             drawn acquisition, every portfolio acquisition's scores of each call (one
             column each, from one posterior) appended to it."""
-            acquisitions = PORTFOLIO if record is not None else ((kind, kappa),)
+            acquisitions = self._portfolio if record is not None else ((kind, kappa),)
             acqfs = [make_acquisition(k, model, best_f, c) for k, c in acquisitions]
             kinds = [k for k, _ in acquisitions]
 
@@ -473,7 +474,7 @@ class GPRStrategy(Strategy):
         draw, each grown by the fitted model's negated mean at its acquisition's nominee
         then, and the portfolio position drawn with them (seeded by the step)."""
         last = next((f.hedge for f in reversed(past) if f.hedge is not None), None)
-        gains = np.zeros(len(PORTFOLIO))
+        gains = np.zeros(len(self._portfolio))
         if last is not None:
             x = torch.as_tensor(self.features(np.asarray(last.nominees)), dtype=torch.float64)
             with torch.no_grad():

@@ -645,6 +645,18 @@ def test_code_ordinals_can_be_categorical_for_the_model():
     assert model and all(len(i["lengthscales"]) == 6 for i in model)
 
 
+def test_a_portfolio_of_two_draws_only_its_own_acquisitions():
+    """``portfolio`` sets what hedge draws among: two gains and two nominees per step,
+    each step picking its drawn acquisition's nominee, and both drawn."""
+    problem = BoothProblem()
+    options = {**FAST, "acquisition": "hedge", "portfolio": ["logei", "lcb"]}
+    result = tune(problem, "gpr", 28, seed=3, strategy_options=options)
+    fits = [ModelFit.of(t.info) for t in result.trials if t.source == "model" and not _escape(t)]
+    assert len(fits) >= 15
+    assert all(len(f.hedge.gains) == 2 and len(f.hedge.nominees) == 2 for f in fits)
+    assert {f.hedge.arm for f in fits} == {0, 1}
+
+
 def test_hedge_draws_record_their_gains_and_a_resumed_run_draws_the_same():
     """With ``acquisition="hedge"`` every regular model step records its draw: the picked
     configuration is its acquisition's nominee, and the gains are the last draw's, each

@@ -139,6 +139,25 @@ def test_gpr_settings_keep_the_run_key_shape():
     assert "input_warp" not in default  # an option added later leaves earlier keys as they were
     warped = GPRStrategy(SPACE, seed=0, input_warp="kumaraswamy").settings()
     assert warped == {**default, "input_warp": "kumaraswamy"}
+    assert "portfolio" not in default
+    hedge = GPRStrategy(SPACE, seed=0, acquisition="hedge").settings()
+    two = GPRStrategy(SPACE, seed=0, acquisition="hedge", portfolio=["logei", "lcb"]).settings()
+    assert two == {**hedge, "portfolio": ("logei", "lcb")}
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        ({"acquisition": "hedge", "portfolio": ["lcb"]}, "two or more distinct"),
+        ({"acquisition": "hedge", "portfolio": ["pi", "pi"]}, "two or more distinct"),
+        ({"acquisition": "hedge", "portfolio": ["pi", "ucb"]}, "portfolio.1"),
+        ({"portfolio": ["logei", "lcb"]}, "only with acquisition 'hedge'"),
+    ],
+)
+def test_a_bad_portfolio_names_what_to_fix(options, words):
+    with pytest.raises(ConfigError, match="strategy 'gpr'") as info:
+        make_strategy("gpr", SPACE, **options)
+    assert words in str(info.value)
 
 
 @pytest.mark.parametrize("name", available_strategies())
