@@ -78,6 +78,9 @@ class ModelFit:
         pending: index rows of the configurations being evaluated when the step was asked
             (asynchronous workers: the step conditioned on them and never picked them).
         hedge: with ``acquisition="hedge"``, the step's draw from the portfolio.
+        variant: with ``model_choice="loo"``, the position of the fitted GP among the
+            variants (``GPRSettings.gp_variants``); the steps up to the next fresh fit
+            keep it.
     """
 
     number: int
@@ -87,10 +90,11 @@ class ModelFit:
     hyperparameters: Hyperparameters
     pending: list[list[float]] = field(default_factory=list)
     hedge: HedgeStep | None = None
+    variant: int | None = None
 
     def info(self) -> dict[str, Any]:
-        """The trial-info entry of the step (``pending`` and ``hedge`` only when there are
-        some)."""
+        """The trial-info entry of the step (``pending``, ``hedge`` and ``variant`` only
+        when there are some)."""
         fit: dict[str, Any] = {
             "number": self.number,
             "step": self.step,
@@ -102,6 +106,8 @@ class ModelFit:
             fit["pending"] = self.pending
         if self.hedge is not None:
             fit["hedge"] = self.hedge.info()
+        if self.variant is not None:
+            fit["variant"] = self.variant
         return {"fit": fit}
 
     @classmethod
@@ -119,6 +125,7 @@ class ModelFit:
             {str(k): [float(v) for v in vs] for k, vs in fit["hyperparameters"].items()},
             [[float(v) for v in row] for row in fit.get("pending", [])],
             HedgeStep.of(fit.get("hedge")),
+            None if fit.get("variant") is None else int(fit["variant"]),
         )
 
 

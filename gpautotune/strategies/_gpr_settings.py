@@ -65,6 +65,14 @@ class GPRSettings(StrategySettings):
             :class:`~gpautotune.surrogate.GPSettings`).
         input_warp: ``none`` or ``kumaraswamy`` (a learned Kumaraswamy CDF per kernel
             input; see :class:`~gpautotune.surrogate.GPSettings`).
+        model_choice: ``fixed`` (default): the GP these options describe; ``loo``: on
+            every fresh fit (the first, then every ``fresh_every``-th), also fit the same
+            GP with ``lengthscale_prior: unit`` and with ``output_warp: copula``, and keep
+            until the next fresh fit the one whose leave-one-out means rank the measured
+            values best (Spearman; failed configurations left out), since each of those
+            variants removes trapped runs on some tables and makes others
+            (docs/benchmarks/gpr-spaces.md). The choice and every variant's score are
+            recorded in the step's info (``loo``).
         restarts: extra maximum-likelihood starts drawn from the priors.
         fresh_every: refit from fresh starts (defaults and prior draws) every this many
             steps; in between, the fit starts from the previous step's hyperparameters.
@@ -149,6 +157,7 @@ class GPRSettings(StrategySettings):
         "noise_units",
         "input_warp",
         "portfolio",
+        "model_choice",
     )
 
     n_init: PositiveInt | None = None
@@ -163,6 +172,7 @@ class GPRSettings(StrategySettings):
     log_transform: bool = True
     output_warp: Literal["none", "copula"] = "none"
     input_warp: Literal["none", "kumaraswamy"] = "none"
+    model_choice: Literal["fixed", "loo"] = "fixed"
     restarts: NonNegativeInt = 1
     fresh_every: PositiveInt = 10
     lengthscale_max: Annotated[float, Field(gt=0.05)] | None = None
@@ -198,6 +208,8 @@ class GPRSettings(StrategySettings):
             raise ValueError(
                 f"portfolio needs two or more distinct acquisitions, got {list(self.portfolio)}"
             )
+        if self.model_choice != "fixed" and self.model == "kriging":
+            raise ValueError("model_choice 'loo' chooses among GPs; model 'kriging' has none")
         if self.portfolio != PORTFOLIO and self.acquisition != "hedge":
             raise ValueError("portfolio is drawn among only with acquisition 'hedge'")
         return self
@@ -213,6 +225,19 @@ class GPRSettings(StrategySettings):
     def gp(self) -> GPSettings:
         """The GP's settings: the options of the same names (the rest at their defaults)."""
         return self._shared(GPSettings)
+
+    def gp_variants(self) -> tuple[GPSettings, ...]:
+        """The GPs ``model_choice`` chooses among, the run's own first (one only with
+        ``fixed``; a variant equal to an earlier one is left out)."""
+        own = self.gp()
+        if self.model_choice == "fixed":
+            return (own,)
+        variants = [
+            own,
+            dataclasses.replace(own, lengthscale_prior="unit"),
+            dataclasses.replace(own, output_warp="copula"),
+        ]
+        return tuple(v for i, v in enumerate(variants) if v not in variants[:i])
 
     def pool(self) -> PoolSettings:
         """The candidate pool's sizes: the options of the same names."""

@@ -62,6 +62,8 @@ from gpautotune.strategies._registry import register
 from gpautotune.strategies._screening import Screening
 from gpautotune.surrogate import (
     SHORTCUTS,
+    FitReport,
+    GPSettings,
     GPSurrogate,
     KrigingSurrogate,
     SurrogateError,
@@ -78,6 +80,21 @@ _log = logging.getLogger(__name__)
 def _best(trials: Sequence[Trial]) -> Trial | None:
     """The best successful trial of ``trials`` (None when none succeeded)."""
     return min((t for t in trials if t.ok), key=lambda t: t.value, default=None)
+
+
+def _loo_rank(gp: GPSurrogate | KrigingSurrogate, y: np.ndarray) -> float:
+    """How well a fitted GP's leave-one-out means rank the values ``y`` it was fitted to:
+    their Spearman correlation, the rows at the worst value (where failed configurations
+    are imputed) left out; -1 where fewer than three rows remain or a ranking is flat."""
+    from scipy.stats import spearmanr
+
+    assert isinstance(gp, GPSurrogate)
+    mu, z = gp.loo_means()
+    keep = y < y.max()
+    if keep.sum() < 3:
+        return -1.0
+    rho = spearmanr(mu[keep], z[keep]).statistic
+    return float(rho) if np.isfinite(rho) else -1.0
 
 
 def _is_code(p: Parameter) -> bool:
@@ -137,7 +154,9 @@ class GPRStrategy(Strategy):
         self.basis = build_basis(o.trend, trend_space, inputs=self.extra_inputs)
         self.gp_settings, self.pool_settings = o.gp(), o.pool()
         self._portfolio = portfolio(o.portfolio)  # (acquisition, kappa) pairs of hedge
-        self.gp = self._surrogate()
+        #: The GPs ``model_choice`` chooses among (one with ``fixed``), and the one in use.
+        self._gps = [self._surrogate(v) for v in o.gp_variants()]
+        self.gp = self._gps[0]
         self.pool = CandidatePool(space, self.pool_settings, seed)
         #: The fit whose step left the pool's backlog as it is (None: an empty backlog).
         self._backlog_fit: int | None = None
@@ -149,13 +168,14 @@ class GPRStrategy(Strategy):
         #: The batch being measured with ``refit_every``: its first trial and its picks.
         self._batch: tuple[int, list[Proposal]] | None = None
 
-    def _surrogate(self) -> GPSurrogate | KrigingSurrogate:
-        """The model the ``model`` option names, over the parameters and extra inputs."""
+    def _surrogate(self, settings: GPSettings) -> GPSurrogate | KrigingSurrogate:
+        """The model the ``model`` option names (a GP of ``settings``), over the
+        parameters and extra inputs."""
         onehot = sum(k - 1 for k in self._onehot.values())
         dims = self.space.dims + onehot + len(self.extra_inputs)
         if self.options.model == "kriging":
             return KrigingSurrogate(self.options.kriging(), dims, len(self.basis))
-        return GPSurrogate(self.gp_settings, dims, len(self.basis))
+        return GPSurrogate(settings, dims, len(self.basis))
 
     def _scale_inputs(self) -> None:
         """Centre and scale of the trend features and extra inputs, from the pool's valid
@@ -340,13 +360,7 @@ class GPRStrategy(Strategy):
         self._sync_backlog(past)
         X, y = self._training_data(trials)
         number = past[-1].number + 1 if past else 0
-        report = self.gp.fit(
-            X,
-            y,
-            seed=(self.seed or 0) * 100_003 + step,
-            warm=past[-1].hyperparameters if past else None,
-            fresh=number % self.gp_settings.fresh_every == 0,
-        )
+        report, variant, loo = self._fit(X, y, (self.seed or 0) * 100_003 + step, past, number)
         t0 = time.perf_counter()
         escape = self._stalled(step, pending)
         hedge = self.options.acquisition == "hedge" and not escape
@@ -366,7 +380,9 @@ class GPRStrategy(Strategy):
             if arm is not None and gains is not None and len(nominees)
             else None
         )
-        fit = ModelFit(number, step, n, escape, hyperparameters, rows_pending.tolist(), drawn)
+        fit = ModelFit(
+            number, step, n, escape, hyperparameters, rows_pending.tolist(), drawn, variant
+        )
         counts = (
             {str(k): int(v) for k, v in zip(*np.unique(sources, return_counts=True), strict=True)}
             if len(rows)
@@ -382,10 +398,40 @@ class GPRStrategy(Strategy):
             "noise": report.noise,
             "pool": counts,
             "n_train": len(y),
+            **({"loo": loo} if loo is not None else {}),
             **fit.info(),
         }
         configs = self.space.to_configs(rows[picked]) if len(picked) else []
         return [Proposal(c, {**common, **p.info()}) for c, p in zip(configs, picks, strict=True)]
+
+    def _fit(
+        self, X: np.ndarray, y: np.ndarray, seed: int, past: Sequence[ModelFit], number: int
+    ) -> tuple[FitReport, int | None, list[float] | None]:
+        """Fit the step's model (warm from the last fit; from fresh starts too on every
+        ``fresh_every``-th): with ``model_choice="loo"``, each variant on a fresh fit, the
+        one whose leave-one-out means rank the values best kept as :attr:`gp` (ties: the
+        earlier), and the last fit's variant otherwise. Returns the report, the variant
+        (None with one GP) and, on a choice, every variant's score."""
+        fresh = number % self.gp_settings.fresh_every == 0
+        warm = past[-1].hyperparameters if past else None
+        if len(self._gps) == 1:
+            return self.gp.fit(X, y, seed=seed, warm=warm, fresh=fresh), None, None
+        if not fresh:
+            self.gp = self._gp_of(past[-1] if past else None)
+            report = self.gp.fit(X, y, seed=seed, warm=warm, fresh=False)
+            return report, self._gps.index(self.gp), None
+        reports, scores = [], []
+        for gp in self._gps:
+            reports.append(gp.fit(X, y, seed=seed, warm=warm, fresh=True))
+            scores.append(round(_loo_rank(gp, y), 6))
+        variant = int(np.argmax(scores))
+        self.gp = self._gps[variant]
+        return reports[variant], variant, scores
+
+    def _gp_of(self, fit: ModelFit | None) -> GPSurrogate | KrigingSurrogate:
+        """The GP a stored fit used (its variant; the run's own GP when it records none)."""
+        variant = fit.variant if fit is not None and fit.variant is not None else 0
+        return self._gps[variant]
 
     def _pick(
         self,
@@ -502,6 +548,7 @@ class GPRStrategy(Strategy):
         for fit in steps:
             trials = self.trials[: fit.step]
             X, y = self._training_data(trials)
+            self.gp = self._gp_of(fit)
             self.gp.restore(X, y, fit.hyperparameters)
             pending = np.asarray(fit.pending, dtype=float).reshape(-1, self.space.dims)
             seen = self._seen_among(trials, pending)

@@ -686,3 +686,37 @@ def test_hedge_draws_record_their_gains_and_a_resumed_run_draws_the_same():
     resumed = make_strategy("gpr", problem.space, seed=3, **options)
     resumed.tell(result.trials[:20])
     assert resumed.ask(1)[0].config == result.trials[20].config
+
+
+def test_loo_model_choice_keeps_the_best_ranked_gp_until_the_next_fresh_fit():
+    """With ``model_choice="loo"`` every fresh fit scores the three GPs (the run's own, the
+    ``unit`` prior, the copula warp) by their leave-one-out ranking and keeps the best,
+    which the steps up to the next fresh fit use; a resumed strategy, told the trials of
+    a step whose GP is not the run's own, picks what the uninterrupted run picked."""
+    problem = BoothProblem()
+    options = {**FAST, "model_choice": "loo", "fresh_every": 4}
+    result = tune(problem, "gpr", 30, seed=2, strategy_options=options)
+    steps = [(i, t, ModelFit.of(t.info)) for i, t in enumerate(result.trials)]
+    steps = [(i, t, f) for i, t, f in steps if f is not None]
+    kept = None
+    for _, trial, fit in steps:
+        if fit.number % 4 == 0:
+            scores = trial.info["loo"]
+            assert len(scores) == 3 and fit.variant == int(np.argmax(scores))
+            kept = fit.variant
+        else:
+            assert "loo" not in trial.info and fit.variant == kept
+    assert {f.variant for _, _, f in steps} == {0, 1, 2}
+    strategy = make_strategy("gpr", problem.space, seed=2, **options)
+    priors = [gp.settings.lengthscale_prior for gp in strategy._gps]
+    assert priors == ["dim_scaled", "unit", "dim_scaled"]
+    assert [gp.settings.output_warp for gp in strategy._gps] == ["none", "none", "copula"]
+    i = next(i for i, _, f in steps if f.variant != 0 and f.number % 4 != 0)
+    strategy.tell(result.trials[:i])
+    assert strategy.ask(1)[0].config == result.trials[i].config
+
+
+def test_without_a_choice_the_steps_record_no_variant():
+    result = tune(BoothProblem(), "gpr", 12, seed=1, strategy_options=FAST)
+    model = [t.info for t in result.trials if "fit" in t.info]
+    assert model and not any("variant" in i["fit"] or "loo" in i for i in model)

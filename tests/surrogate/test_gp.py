@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
+import torch
 
 from gpautotune.surrogate import GPSettings, GPSurrogate
 
@@ -82,3 +84,24 @@ def test_the_input_warp_bends_only_the_kernel_inputs_and_is_restored_exactly() -
     plain = GPSurrogate(GPSettings(restarts=0), 3, 1)
     plain.fit(X, y, seed=0)
     assert not any("concentration" in name for name in plain.hyperparameters)
+
+
+def test_leave_one_out_means_are_the_posterior_of_the_other_points() -> None:
+    """The closed form equals conditioning on the other points with the same model: the
+    prior mean plus ``K[i, -i] K[-i, -i]^-1 (z[-i] - m[-i])``, for every point."""
+    X, y = _data(15)
+    gp = GPSurrogate(GPSettings(restarts=0), 3, 1)
+    gp.fit(X, y, seed=1)
+    mu, z = gp.loo_means()
+    np.testing.assert_allclose(z, gp.transform(y))
+    model = gp.model
+    model.train()
+    with torch.no_grad():
+        prior = model.likelihood(model(model.train_inputs[0]))
+        K, m = prior.covariance_matrix.numpy(), prior.mean.numpy()
+    model.eval()
+    for i in range(len(y)):
+        rest = np.arange(len(y)) != i
+        expected = m[i] + K[i, rest] @ np.linalg.solve(K[np.ix_(rest, rest)], z[rest] - m[rest])
+        assert mu[i] == pytest.approx(expected, abs=1e-8)
+    assert not np.allclose(mu, z)  # held out, not fitted through
