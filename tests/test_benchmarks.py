@@ -49,7 +49,7 @@ def test_every_shipped_yaml_file_loads(path: Path) -> None:
     data = yaml.safe_load(path.read_text())
     if "strategies" in data:
         config = load_comparison(path, allow_imports=True)
-        assert config.repetitions >= 1 and config.strategies
+        assert config.strategies and all(config.repetitions_of(e) >= 1 for e in config.strategies)
     else:
         config = load_config(path)
         check_problem(config.problem, allow_imports=True)

@@ -98,7 +98,8 @@ class ComparisonConfig(BaseModel):
     Attributes:
         problems: the problems (registry sections, or ``module:factory`` names).
         strategies: the strategies with their options, labels and repetition counts.
-        repetitions: repetitions of a strategy that does not give its own.
+        repetitions: repetitions of a strategy that does not give its own (``repetitions``
+            or ``seeds``); needed only when some strategy gives neither.
         budget: evaluations per repetition.
         seed: the first seed; repetition ``r`` (0-based) uses ``seed + r``.
         storage: the SQLite journal that holds every repetition.
@@ -116,7 +117,7 @@ class ComparisonConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     problems: list[Section] = Field(min_length=1)
     strategies: list[StrategyEntry] = Field(min_length=1)
-    repetitions: int = Field(gt=0)
+    repetitions: int | None = Field(None, gt=0)
     budget: int = Field(gt=0)
     seed: int = Field(0, ge=0)
     storage: str
@@ -167,6 +168,12 @@ class ComparisonConfig(BaseModel):
             raise ValueError(
                 f"strategy labels {duplicates} repeat; give each strategy a distinct `label`"
             )
+        bare = [s.display for s in self.strategies if s.repetitions is None and s.seeds is None]
+        if self.repetitions is None and bare:
+            raise ValueError(
+                f"repetitions: give the file's `repetitions`, or `repetitions` or `seeds` to "
+                f"the strategies {bare}"
+            )
         if self.reference is not None and self.reference not in labels:
             raise ValueError(
                 f"reference {self.reference!r} is none of the strategy labels {labels}"
@@ -178,7 +185,9 @@ class ComparisonConfig(BaseModel):
     def repetitions_of(self, entry: StrategyEntry) -> int:
         if entry.seeds is not None:
             return len(entry.seeds)
-        return entry.repetitions or self.repetitions
+        repetitions = entry.repetitions or self.repetitions
+        assert repetitions is not None  # _consistent: every strategy has some
+        return repetitions
 
     def seed_of(self, entry: StrategyEntry, r: int) -> int:
         """The seed of ``entry``'s repetition ``r`` (0-based)."""

@@ -53,6 +53,10 @@ def _write(tmp_path, text):
         (("seed: 10", "seed: 10\ncheckpoints: [2, 9]"), "checkpoint 9 exceeds the budget 5"),
         (("seed: 10", "seed: 10\nreference: GPR"), "reference 'GPR'"),
         (("repetitions: 2}", "repetitions: -1}"), "strategies.1.repetitions"),
+        (
+            ("repetitions: 3\n", ""),
+            "give the file's `repetitions`, or `repetitions` or `seeds` to the strategies ['RS']",
+        ),
         (("{name: booth}", "{name: 'no.such.module:factory'}"), "--allow-imports"),
     ],
 )
@@ -227,6 +231,13 @@ def test_explicit_seeds_replace_consecutive_repetitions(tmp_path):
         with pytest.raises(ConfigError) as info:
             load_comparison(_write(tmp_path, BASE.replace("{name: sobol, repetitions: 2}", bad)))
         assert message in str(info.value)
+
+
+def test_a_file_whose_strategies_all_give_seeds_needs_no_repetitions(tmp_path):
+    text = BASE.replace("{name: random, label: RS}", "{name: random, label: RS, seeds: [4]}")
+    cfg = load_comparison(_write(tmp_path, text.replace("repetitions: 3\n", "")))
+    reps = list(expand(cfg, [build_problem(p, factory_names=True) for p in cfg.problems]))
+    assert sorted((r.label, r.seed) for r in reps) == [("RS", 4), ("sobol", 10), ("sobol", 11)]
 
 
 def test_a_batched_repetition_tunes_in_batches(tmp_path):
