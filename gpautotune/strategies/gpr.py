@@ -84,21 +84,6 @@ def _best(trials: Sequence[Trial]) -> Trial | None:
     return min((t for t in trials if t.ok), key=lambda t: t.value, default=None)
 
 
-def _loo_rank(gp: GPSurrogate | KrigingSurrogate, y: np.ndarray) -> float:
-    """How well a fitted GP's leave-one-out means rank the values ``y`` it was fitted to:
-    their Spearman correlation, the rows at the worst value (where failed configurations
-    are imputed) left out; -1 where fewer than three rows remain or a ranking is flat."""
-    from scipy.stats import spearmanr
-
-    assert isinstance(gp, GPSurrogate)
-    mu, z = gp.loo_means()
-    keep = y < y.max()
-    if keep.sum() < 3:
-        return -1.0
-    rho = spearmanr(mu[keep], z[keep]).statistic
-    return float(rho) if np.isfinite(rho) else -1.0
-
-
 def _is_code(p: Parameter) -> bool:
     """Whether an ordinal's levels are the codes 0, 1, ..., k-1 of k >= 3 choices (how a
     tuning script numbers alternatives: methods, layouts), not quantities."""
@@ -418,14 +403,14 @@ class GPRStrategy(Strategy):
         warm = past[-1].hyperparameters if past else None
         if len(self._gps) == 1:
             return self.gp.fit(X, y, seed=seed, warm=warm, fresh=fresh), None, None
-        if not fresh:
-            self.gp = self._gp_of(past[-1] if past else None)
+        if not fresh:  # a later fit (number > 0): past holds the last one
+            self.gp = self._gp_of(past[-1])
             report = self.gp.fit(X, y, seed=seed, warm=warm, fresh=False)
             return report, self._gps.index(self.gp), None
         reports, scores = [], []
         for gp in self._gps:
             reports.append(gp.fit(X, y, seed=seed, warm=warm, fresh=True))
-            scores.append(round(_loo_rank(gp, y), 6))
+            scores.append(round(gp.loo_rank(), 6))
         variant = int(np.argmax(scores))
         self.gp = self._gps[variant]
         return reports[variant], variant, scores

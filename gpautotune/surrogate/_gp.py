@@ -411,6 +411,20 @@ class GPSurrogate:
             model.eval()
         return mu.numpy(), y.numpy()
 
+    def loo_rank(self) -> float:
+        """How well the leave-one-out means rank the training targets: their Spearman
+        correlation, the rows at the largest target (where a caller imputes failed
+        configurations) left out; -1 where fewer than three rows remain or a ranking
+        is flat."""
+        from scipy.stats import spearmanr
+
+        mu, z = self.loo_means()
+        keep = z < z.max()
+        if keep.sum() < 3:
+            return -1.0
+        rho = spearmanr(mu[keep], z[keep]).statistic
+        return float(rho) if np.isfinite(rho) else -1.0
+
 
 def _export(model: SingleTaskGP) -> Hyperparameters:
     """The learned parameters of a model, by name, as Python floats (exact in JSON)."""
