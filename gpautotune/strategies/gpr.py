@@ -397,7 +397,8 @@ class GPRStrategy(Strategy):
         """Fit the step's model (warm from the last fit; from fresh starts too on every
         ``fresh_every``-th): with ``model_choice="loo"``, each variant on a fresh fit, the
         one whose leave-one-out means rank the values best kept as :attr:`gp` (ties: the
-        earlier), and the last fit's variant otherwise. Returns the report, the variant
+        earlier; the run's own GP on fewer than ``loo_after`` rows), and the last fit's
+        variant otherwise. Returns the report, the variant
         (None with one GP) and, on a choice, every variant's score."""
         fresh = number % self.gp_settings.fresh_every == 0
         warm = past[-1].hyperparameters if past else None
@@ -407,6 +408,9 @@ class GPRStrategy(Strategy):
             self.gp = self._gp_of(past[-1])
             report = self.gp.fit(X, y, seed=seed, warm=warm, fresh=False)
             return report, self._gps.index(self.gp), None
+        if len(y) < self.options.loo_after:  # too few rows to choose on
+            self.gp = self._gps[0]
+            return self.gp.fit(X, y, seed=seed, warm=warm, fresh=True), 0, None
         reports, scores = [], []
         for gp in self._gps:
             reports.append(gp.fit(X, y, seed=seed, warm=warm, fresh=True))

@@ -339,6 +339,7 @@ def test_a_warped_model_picks_batches_and_resumes():
         {"output_warp": "rank"},
         {"stall": 0},
         {"stall_kappa": -1.0},
+        {"loo_after": 30},
     ],
 )
 def test_bad_fit_options_are_refused(bad):
@@ -714,6 +715,27 @@ def test_loo_model_choice_keeps_the_best_ranked_gp_until_the_next_fresh_fit():
     i = next(i for i, _, f in steps if f.variant != 0 and f.number % 4 != 0)
     strategy.tell(result.trials[:i])
     assert strategy.ask(1)[0].config == result.trials[i].config
+
+
+def test_loo_after_keeps_the_own_gp_until_there_are_enough_rows_to_choose_on():
+    """With ``loo_after`` the fresh fits on fewer training rows keep the run's own GP and
+    score nothing, and those steps pick what the run without a choice picks; the fresh
+    fits from ``loo_after`` rows on choose as before."""
+    problem = BoothProblem()
+    options = {**FAST, "model_choice": "loo", "fresh_every": 4}
+    plain = tune(problem, "gpr", 26, seed=2, strategy_options={**FAST, "fresh_every": 4})
+    result = tune(problem, "gpr", 26, seed=2, strategy_options={**options, "loo_after": 16})
+    fits = [(t.info, ModelFit.of(t.info)) for t in result.trials]
+    fresh = [(info, f) for info, f in fits if f is not None and f.number % 4 == 0]
+    early = [(info, f) for info, f in fresh if info["n_train"] < 16]
+    late = [(info, f) for info, f in fresh if info["n_train"] >= 16]
+    assert early and late
+    assert all("loo" not in info and f.variant == 0 for info, f in early)
+    assert all(len(info["loo"]) == 3 for info, _ in late)
+    first_choice = late[0][0]["n_train"]
+    assert [t.config for t in result.trials[:first_choice]] == [
+        t.config for t in plain.trials[:first_choice]
+    ]
 
 
 def test_without_a_choice_the_steps_record_no_variant():
