@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Annotated, Any, Literal, TypeVar
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, Self, TypeVar
 
 from pydantic import (
     BeforeValidator,
@@ -16,6 +17,7 @@ from pydantic import (
 )
 
 from gpautotune.acquisition import PORTFOLIO, Acquisition, PoolSettings
+from gpautotune.exceptions import ConfigError
 from gpautotune.strategies._settings import StrategySettings, strategy_settings
 from gpautotune.surrogate import GPSettings, Kernel, KrigingSettings
 
@@ -65,18 +67,20 @@ class GPRSettings(StrategySettings):
             :class:`~gpautotune.surrogate.GPSettings`).
         input_warp: ``none`` or ``kumaraswamy`` (a learned Kumaraswamy CDF per kernel
             input; see :class:`~gpautotune.surrogate.GPSettings`).
-        model_choice: ``fixed`` (default): the GP these options describe; ``loo``: on
-            every fresh fit (the first, then every ``fresh_every``-th), also fit the same
-            GP with ``lengthscale_prior: unit`` and with ``output_warp: copula``, and keep
+        model_choice: ``loo`` (default): on every fresh fit (the first, then every
+            ``fresh_every``-th) from ``loo_after`` training rows on, also fit the same GP
+            with ``lengthscale_prior: unit`` and with ``output_warp: copula``, and keep
             until the next fresh fit the one whose leave-one-out means rank the measured
             values best (Spearman; failed configurations left out), since each of those
             variants removes trapped runs on some tables and makes others
             (docs/benchmarks/gpr-spaces.md). The choice and every variant's score are
-            recorded in the step's info (``loo``).
-        loo_after: with ``model_choice="loo"``, the fewest training rows a fresh fit
-            chooses on; the fresh fits on fewer keep the run's own GP (a Spearman
-            correlation over an initial design's 10 to 20 points has a standard error
-            near 0.2, more than the differences it would choose by).
+            recorded in the step's info (``loo``). ``fixed``: the GP these options
+            describe, always. With ``model="kriging"`` there is no GP to choose among, and
+            the model is fixed.
+        loo_after: the fewest training rows a fresh fit chooses on (default 40); the
+            fresh fits on fewer keep the run's own GP (a Spearman correlation over an
+            initial design's 10 to 20 points has a standard error near 0.2, more than the
+            differences it would choose by).
         restarts: extra maximum-likelihood starts drawn from the priors.
         fresh_every: refit from fresh starts (defaults and prior draws) every this many
             steps; in between, the fit starts from the previous step's hyperparameters.
@@ -161,8 +165,6 @@ class GPRSettings(StrategySettings):
         "noise_units",
         "input_warp",
         "portfolio",
-        "model_choice",
-        "loo_after",
     )
 
     n_init: PositiveInt | None = None
@@ -177,8 +179,8 @@ class GPRSettings(StrategySettings):
     log_transform: bool = True
     output_warp: Literal["none", "copula"] = "none"
     input_warp: Literal["none", "kumaraswamy"] = "none"
-    model_choice: Literal["fixed", "loo"] = "fixed"
-    loo_after: NonNegativeInt = 0
+    model_choice: Literal["fixed", "loo"] = "loo"
+    loo_after: NonNegativeInt = 40
     restarts: NonNegativeInt = 1
     fresh_every: PositiveInt = 10
     lengthscale_max: Annotated[float, Field(gt=0.05)] | None = None
@@ -214,13 +216,28 @@ class GPRSettings(StrategySettings):
             raise ValueError(
                 f"portfolio needs two or more distinct acquisitions, got {list(self.portfolio)}"
             )
-        if self.model_choice != "fixed" and self.model == "kriging":
-            raise ValueError("model_choice 'loo' chooses among GPs; model 'kriging' has none")
-        if self.loo_after and self.model_choice != "loo":
-            raise ValueError("loo_after sets when model_choice 'loo' chooses; give both")
         if self.portfolio != PORTFOLIO and self.acquisition != "hedge":
             raise ValueError("portfolio is drawn among only with acquisition 'hedge'")
         return self
+
+    @classmethod
+    def build(cls, options: Mapping[str, Any], where: str) -> Self:
+        """As :meth:`StrategySettings.build`, and refuses a model choice asked of the
+        kriging model, or a ``loo_after`` other than the default with ``model_choice:
+        fixed``."""
+        settings = super().build(options, where)
+        if settings.model == "kriging" and options.get("model_choice") == "loo":
+            raise ConfigError(
+                f"{where}: model_choice 'loo' chooses among GPs and model 'kriging' has "
+                "none; give model_choice: fixed or model: gp"
+            )
+        default = next(f.default for f in dataclasses.fields(cls) if f.name == "loo_after")
+        if options.get("loo_after", default) != default and settings.model_choice != "loo":
+            raise ConfigError(
+                f"{where}: loo_after sets when model_choice 'loo' chooses; "
+                "give model_choice: loo or leave loo_after out"
+            )
+        return settings
 
     def kriging(self) -> KrigingSettings:
         """The kriging model's settings (``model="kriging"``): nugget and log transform."""
@@ -236,9 +253,9 @@ class GPRSettings(StrategySettings):
 
     def gp_variants(self) -> tuple[GPSettings, ...]:
         """The GPs ``model_choice`` chooses among, the run's own first (one only with
-        ``fixed``; a variant equal to an earlier one is left out)."""
+        ``fixed`` or the kriging model; a variant equal to an earlier one is left out)."""
         own = self.gp()
-        if self.model_choice == "fixed":
+        if self.model_choice == "fixed" or self.model == "kriging":
             return (own,)
         variants = [
             own,

@@ -4,9 +4,11 @@ The seeds' method (seed 003 §4.2, figure 13.4), on BoTorch/GPyTorch:
 
 1. a constrained Sobol initial design (``n_init`` points, default ``max(10, 2d)``);
 2. at each step, an exact GP — Matérn 5/2 with one length-scale per dimension and a
-   trend ``h(x)ᵀβ`` as prior mean — fitted to the log of the measured values (with
-   ``model_choice="loo"``, the GP among that one and two variants whose closed-form
-   leave-one-out means rank the measured values best, chosen on every fresh fit);
+   trend ``h(x)ᵀβ`` as prior mean — fitted to the log of the measured values; from 40
+   training rows on (``loo_after``), the GP among that one and two variants (the ``unit``
+   length-scale prior, the copula output warp) whose closed-form leave-one-out means rank
+   the measured values best, chosen on every fresh fit (``model_choice="loo"``, the
+   default; ``"fixed"``: that one GP always);
 3. log-EI (or EI, PI, LCB, or GP-Hedge's draw among log-EI, log-PI and LCB by the gains
    of their earlier nominees) over the candidate pool: every unmeasured valid configuration
    when the space can be enumerated, otherwise a constrained Sobol sample, the

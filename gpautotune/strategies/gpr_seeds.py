@@ -61,6 +61,7 @@ class GPRSeedsSettings(GPRSettings):
     extra_inputs: tuple[str, ...] | None = ()
     stall: PositiveInt | None = None
     model: Literal["gp", "kriging"] = "kriging"
+    model_choice: Literal["fixed", "loo"] = "fixed"
     refit_every: PositiveInt = 6
     inputs: Literal["encoded", "values"] = "values"
     noise_units: Literal["variance", "objective"] = "objective"

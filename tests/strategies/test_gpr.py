@@ -339,7 +339,6 @@ def test_a_warped_model_picks_batches_and_resumes():
         {"output_warp": "rank"},
         {"stall": 0},
         {"stall_kappa": -1.0},
-        {"loo_after": 30},
     ],
 )
 def test_bad_fit_options_are_refused(bad):
@@ -695,7 +694,7 @@ def test_loo_model_choice_keeps_the_best_ranked_gp_until_the_next_fresh_fit():
     which the steps up to the next fresh fit use; a resumed strategy, told the trials of
     a step whose GP is not the run's own, picks what the uninterrupted run picked."""
     problem = BoothProblem()
-    options = {**FAST, "model_choice": "loo", "fresh_every": 4}
+    options = {**FAST, "model_choice": "loo", "loo_after": 0, "fresh_every": 4}
     result = tune(problem, "gpr", 30, seed=2, strategy_options=options)
     steps = [(i, t, ModelFit.of(t.info)) for i, t in enumerate(result.trials)]
     steps = [(i, t, f) for i, t, f in steps if f is not None]
@@ -739,6 +738,32 @@ def test_loo_after_keeps_the_own_gp_until_there_are_enough_rows_to_choose_on():
 
 
 def test_without_a_choice_the_steps_record_no_variant():
-    result = tune(BoothProblem(), "gpr", 12, seed=1, strategy_options=FAST)
+    fixed = {**FAST, "model_choice": "fixed"}
+    result = tune(BoothProblem(), "gpr", 12, seed=1, strategy_options=fixed)
     model = [t.info for t in result.trials if "fit" in t.info]
     assert model and not any("variant" in i["fit"] or "loo" in i for i in model)
+
+
+def test_the_default_keeps_its_own_gp_below_40_rows():
+    """By default (``model_choice: loo``, ``loo_after: 40``) the steps of a short run use
+    the run's own GP, recorded as variant 0, and score no variants."""
+    result = tune(BoothProblem(), "gpr", 12, seed=1, strategy_options=FAST)
+    model = [t.info for t in result.trials if "fit" in t.info]
+    assert model and all(i["fit"]["variant"] == 0 and "loo" not in i for i in model)
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        ({"model": "kriging", "noise": 1e-12, "model_choice": "loo"}, "model 'kriging' has none"),
+        ({"model_choice": "fixed", "loo_after": 30}, "loo_after sets when"),
+    ],
+)
+def test_a_model_choice_that_cannot_apply_is_refused(options, words):
+    with pytest.raises(ConfigError, match=words):
+        make_strategy("gpr", BoothProblem().space, **options)
+
+
+def test_the_kriging_model_is_fixed_without_being_told():
+    strategy = make_strategy("gpr", BoothProblem().space, model="kriging", noise=1e-12)
+    assert len(strategy._gps) == 1 and strategy.options.model_choice == "loo"

@@ -1,0 +1,115 @@
+"""The default GPR against the fixed GP and the best peer on the 12 caches, run by run.
+
+    python benchmarks/kt_paired_table.py [--new benchmarks/results/gpr/kt-loo40/runs.csv]
+
+Pairs each seed of the new runs (``--new``, a ``benchmarks/runs_csv.py`` file) with the
+fixed GP's stored runs (the lent host's for gemm and convolution, the 2-core machine's for
+pnpoly; the two machines repeat each other's GPR runs) and prints the markdown table of
+docs/benchmarks/gpr-spaces.md ("The GP chosen from 40 rows on"): means at 60 and 120,
+Wilcoxon p, runs better / worse, the best peer's means (``BEST_PEER``: the lowest mean of
+``configs/peers-kt-caches.yaml`` and ``optuna-gp``, the reports in
+``benchmarks/results/peers/``) and the runs above the bound (the best peer's mean at 60).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import pandas as pd
+from scipy.stats import wilcoxon
+
+RESULTS = "benchmarks/results/gpr"
+#: table -> ((mean at 60, peer), (mean at 120, peer)), from the peers' reports
+BEST_PEER = {
+    "gemm/RTX_2080_Ti": ((1.092, "optuna-tpe"), (1.077, "kt-bayes_opt")),
+    "gemm/RTX_3060_laptop": ((1.131, "kt-bayes_opt"), (1.081, "kt-bayes_opt")),
+    "gemm/RTX_3090": ((1.152, "kt-diff_evo"), (1.099, "kt-bayes_opt")),
+    "gemm/RTX_Titan": ((1.098, "optuna-tpe"), (1.055, "kt-bayes_opt")),
+    "pnpoly/RTX_2080_Ti": ((1.023, "optuna-tpe"), (1.009, "optuna-tpe")),
+    "pnpoly/RTX_3060_laptop": ((1.003, "optuna-gp"), (1.001, "optuna-gp")),
+    "pnpoly/RTX_3090": ((1.017, "optuna-gp"), (1.001, "optuna-gp")),
+    "pnpoly/RTX_Titan": ((1.076, "optuna-tpe"), (1.058, "optuna-tpe")),
+    "convolution/RTX_2080_Ti": ((1.035, "optuna-gp"), (1.002, "optuna-gp")),
+    "convolution/RTX_3060_laptop": ((1.017, "optuna-gp"), (1.002, "optuna-gp")),
+    "convolution/RTX_3090": ((1.038, "optuna-tpe"), (1.001, "optuna-gp")),
+    "convolution/RTX_Titan": ((1.059, "optuna-gp"), (1.014, "optuna-gp")),
+}
+
+
+def fixed_runs() -> pd.DataFrame:
+    host = pd.read_csv(f"{RESULTS}/kt-hedge/runs.csv")
+    local = pd.read_csv(f"{RESULTS}/kt-hedge-ei-lcb/runs.csv")
+    host = host[(host.label == "GPR") & ~host.problem.str.startswith("pnpoly")]
+    local = local[(local.label == "GPR") & local.problem.str.startswith("pnpoly")]
+    return pd.concat([host, local.drop(columns="machine")])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--new", default=f"{RESULTS}/kt-loo40/runs.csv")
+    parser.add_argument("--peers", help="the best peers' runs (runs_csv.py of a peers journal)")
+    args = parser.parse_args()
+    new = pd.read_csv(args.new)
+    old = fixed_runs()
+    print(
+        "| table | fixed at 60 | default at 60 | p | fixed at 120 (worst) | default at 120 "
+        "(worst) | p | better / worse at 120 | best peer at 60 / 120 | default ≤ best peer "
+        "at 60 / 120 | runs above the bound, fixed / default |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    counts = {"better": 0, "worse": 0, "above fixed": 0, "above default": 0}
+    for table, ((p60, n60), (p120, n120)) in BEST_PEER.items():
+        a = old[old.problem == table].set_index("seed")
+        b = new[new.problem == table].set_index("seed")
+        seeds = a.index.intersection(b.index)
+        cells = [table]
+        for budget in (60, 120):
+            x, y = a.loc[seeds, f"slowdown_{budget}"], b.loc[seeds, f"slowdown_{budget}"]
+            p = wilcoxon(x, y).pvalue if (x != y).any() else 1.0
+            if budget == 60:
+                cells += [f"{x.mean():.3f}", f"{y.mean():.3f}", f"{p:.2f}"]
+            else:
+                cells += [
+                    f"{x.mean():.4f} ({x.max():.3f})",
+                    f"{y.mean():.4f} ({y.max():.3f})",
+                    f"{p:.2f}",
+                    f"{(y < x).sum()} / {(y > x).sum()}",
+                ]
+                counts["better"] += int((y < x).sum())
+                counts["worse"] += int((y > x).sum())
+        m60, m120 = b.loc[seeds, "slowdown_60"].mean(), b.loc[seeds, "slowdown_120"].mean()
+        cells.append(f"{p60:.3f} ({n60}) / {p120:.3f} ({n120})")
+        ok = ["yes" if round(m, 3) <= p else "**no**" for m, p in ((m60, p60), (m120, p120))]
+        cells.append(" / ".join(ok))
+        above = [int((runs.loc[seeds, "slowdown_120"] > p60).sum()) for runs in (a, b)]
+        counts["above fixed"] += above[0]
+        counts["above default"] += above[1]
+        cells.append(f"{above[0]} / {above[1]}")
+        print("| " + " | ".join(cells) + " |")
+    print(f"\nat 120: {counts}")
+    if args.peers:
+        against_peers(new, pd.read_csv(args.peers))
+
+
+def against_peers(new: pd.DataFrame, peers: pd.DataFrame) -> None:
+    """The default against each table's best peer, paired by seed where the peer's runs
+    are in ``peers`` (Wilcoxon p; the peer's mean from these runs beside the report's)."""
+    print("\n| table | budget | best peer | its mean here (report) | default | p |")
+    print("|---|---|---|---|---|---|")
+    for table, best in BEST_PEER.items():
+        mine = new[new.problem == table].set_index("seed")
+        for budget, (mean, peer) in zip((60, 120), best, strict=True):
+            runs = peers[(peers.problem == table) & (peers.label == peer)].set_index("seed")
+            if runs.empty:
+                continue
+            seeds = mine.index.intersection(runs.index)
+            x, y = runs.loc[seeds, f"slowdown_{budget}"], mine.loc[seeds, f"slowdown_{budget}"]
+            p = wilcoxon(x, y).pvalue if (x != y).any() else 1.0
+            print(
+                f"| {table} | {budget} | {peer} | {x.mean():.3f} ({mean:.3f}) "
+                f"| {y.mean():.4f} | {p:.2g} |"
+            )
+
+
+if __name__ == "__main__":
+    main()
