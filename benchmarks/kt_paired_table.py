@@ -16,7 +16,8 @@ from __future__ import annotations
 import argparse
 
 import pandas as pd
-from scipy.stats import wilcoxon
+
+from gpautotune.analysis import compare_paired
 
 RESULTS = "benchmarks/results/gpr"
 #: table -> ((mean at 60, peer), (mean at 120, peer)), from the peers' reports
@@ -65,7 +66,7 @@ def main() -> None:
         cells = [table]
         for budget in (60, 120):
             x, y = a.loc[seeds, f"slowdown_{budget}"], b.loc[seeds, f"slowdown_{budget}"]
-            p = wilcoxon(x, y).pvalue if (x != y).any() else 1.0
+            p = compare_paired(y, x).p_value
             if budget == 60:
                 cells += [f"{x.mean():.3f}", f"{y.mean():.3f}", f"{p:.2f}"]
             else:
@@ -104,7 +105,7 @@ def against_peers(new: pd.DataFrame, peers: pd.DataFrame) -> None:
                 continue
             seeds = mine.index.intersection(runs.index)
             x, y = runs.loc[seeds, f"slowdown_{budget}"], mine.loc[seeds, f"slowdown_{budget}"]
-            p = wilcoxon(x, y).pvalue if (x != y).any() else 1.0
+            p = compare_paired(y, x).p_value
             print(
                 f"| {table} | {budget} | {peer} | {x.mean():.3f} ({mean:.3f}) "
                 f"| {y.mean():.4f} | {p:.2g} |"

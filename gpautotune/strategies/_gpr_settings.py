@@ -231,7 +231,7 @@ class GPRSettings(StrategySettings):
                 f"{where}: model_choice 'loo' chooses among GPs and model 'kriging' has "
                 "none; give model_choice: fixed or model: gp"
             )
-        default = next(f.default for f in dataclasses.fields(cls) if f.name == "loo_after")
+        default = cls.parameters()["loo_after"].default
         if options.get("loo_after", default) != default and settings.model_choice != "loo":
             raise ConfigError(
                 f"{where}: loo_after sets when model_choice 'loo' chooses; "

@@ -400,8 +400,8 @@ class GPRStrategy(Strategy):
         ``fresh_every``-th): with ``model_choice="loo"``, each variant on a fresh fit, the
         one whose leave-one-out means rank the values best kept as :attr:`gp` (ties: the
         earlier; the run's own GP on fewer than ``loo_after`` rows), and the last fit's
-        variant otherwise. Returns the report, the variant
-        (None with one GP) and, on a choice, every variant's score."""
+        variant otherwise. Returns the report, the variant (None with one GP) and, on a
+        choice, every variant's score."""
         fresh = number % self.gp_settings.fresh_every == 0
         warm = past[-1].hyperparameters if past else None
         if len(self._gps) == 1:
