@@ -1,6 +1,7 @@
 """The default GPR against the fixed GP and the best peer on the 12 caches, run by run.
 
-    python benchmarks/kt_paired_table.py [--new benchmarks/results/gpr/kt-loo40/runs.csv]
+    python benchmarks/kt_paired_table.py [--new benchmarks/results/gpr/kt-loo40/runs.csv] \
+        [--peers benchmarks/results/gpr/kt-loo40/peers-*runs.csv]
 
 Pairs each seed of the new runs (``--new``, a ``benchmarks/runs_csv.py`` file) with the
 fixed GP's stored runs (the lent host's for gemm and convolution, the 2-core machine's for
@@ -8,7 +9,8 @@ pnpoly; the two machines repeat each other's GPR runs) and prints the markdown t
 docs/benchmarks/gpr-spaces.md ("The GP chosen from 40 rows on"): means at 60 and 120,
 Wilcoxon p, runs better / worse, the best peer's means (``BEST_PEER``: the lowest mean of
 ``configs/peers-kt-caches.yaml`` and ``optuna-gp``, the reports in
-``benchmarks/results/peers/``) and the runs above the bound (the best peer's mean at 60).
+``benchmarks/results/peers/``) and the runs above the bound (the best peer's mean at 60);
+with ``--peers``, the default paired with each table's best peer at both budgets.
 """
 
 from __future__ import annotations
@@ -48,7 +50,9 @@ def fixed_runs() -> pd.DataFrame:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--new", default=f"{RESULTS}/kt-loo40/runs.csv")
-    parser.add_argument("--peers", help="the best peers' runs (runs_csv.py of a peers journal)")
+    parser.add_argument(
+        "--peers", nargs="+", default=[], help="best peers' runs (runs_csv.py files)"
+    )
     args = parser.parse_args()
     new = pd.read_csv(args.new)
     old = fixed_runs()
@@ -89,7 +93,7 @@ def main() -> None:
         print("| " + " | ".join(cells) + " |")
     print(f"\nat 120: {counts}")
     if args.peers:
-        against_peers(new, pd.read_csv(args.peers))
+        against_peers(new, pd.concat([pd.read_csv(path) for path in args.peers]))
 
 
 def against_peers(new: pd.DataFrame, peers: pd.DataFrame) -> None:
