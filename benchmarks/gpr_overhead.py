@@ -3,12 +3,14 @@
 Run: .venv/bin/python benchmarks/gpr_overhead.py [--sizes 50 120 250 500 1000] [--asks 3]
      .venv/bin/python benchmarks/gpr_overhead.py --kt-cache kt-caches/gemm/RTX_3090.json.gz \
          --sizes 120 250 500 1000 --bits-sizes
+     .venv/bin/python benchmarks/gpr_overhead.py --kt-cache ... --sizes 120 --asks 11 --seeds 0 1 2
      .venv/bin/python benchmarks/gpr_overhead.py ... --option acquisition=hedge   # an option
 
 For each size N, a GPR strategy is told N measured trials (a constrained Sobol sample of
 the problem, evaluated) and then asked for one configuration ``--asks`` times (each ask
 measures the candidate it proposes, so the model grows by one); the median wall time of
-those asks is reported (the first includes the fresh multi-start fit). Laplacian: K40c
+those asks is reported (the first includes the fresh multi-start fit; with ``--seeds``, the
+median over every seed's asks, each seed its own sample and run). Laplacian: K40c
 replay, exhaustive pool of ~23,000 configurations; 54 factors: ConstrainedBitsProblem,
 non-enumerable pool (sample + neighbourhoods + backlog); ``--kt-cache PATH``: a Kernel
 Tuner cache instead of the Laplacian (gemm's 17,956 configurations is the largest shared).
@@ -52,6 +54,9 @@ def main() -> None:
     parser.add_argument("--kt-cache", help="a Kernel Tuner cache replayed instead of the K40c")
     parser.add_argument("--asks", type=int, default=3)
     parser.add_argument(
+        "--seeds", type=int, nargs="+", default=[0], help="one sample and run per seed"
+    )
+    parser.add_argument(
         "--option", action="append", default=[], help="a GPR option as KEY=VALUE (repeatable)"
     )
     args = parser.parse_args()
@@ -68,7 +73,7 @@ def main() -> None:
         ("54-factor constrained bits", ConstrainedBitsProblem(), args.bits_sizes),
     ):
         for n in sizes:
-            times = time_asks(problem, n, args.asks, **options)
+            times = [t for s in args.seeds for t in time_asks(problem, n, args.asks, s, **options)]
             print(
                 f"| {label} | {n} | {statistics.median(times):.3f} "
                 f"| {min(times):.3f} | {max(times):.3f} |",

@@ -1,6 +1,7 @@
 """Does a GP's leave-one-out ranking tell which GP variant ranks the whole table best?
 
-    python benchmarks/loo_study.py JOURNAL PROBLEM --steps 40 60 90 [--label GPR]
+    python benchmarks/loo_study.py JOURNAL PROBLEM --steps 40 60 90 [--label GPR] \
+        [--option KEY=VALUE ...]
 
 For each finished run of ``PROBLEM`` in a comparison journal (the runs labelled
 ``--label``), and each step ``k``: the GPR strategy's own GP, the ``unit`` length-scale
@@ -10,7 +11,8 @@ the run's first ``k`` trials, as a GPR step would fit them. Each GP's score of
 with the measured values, the worst value and failures left out) is printed beside what
 the table says of it: the Spearman correlation of its posterior mean with every valid,
 measured configuration of the table (log values), and how many configurations it ranks
-above the optimum. The problem is rebuilt from the section the journal recorded.
+above the optimum. The problem is rebuilt from the section the journal recorded; GPR
+options the runs were given (e.g. ``extra_inputs=[]``) are repeated with ``--option``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import warnings
 import numpy as np
 from scipy.stats import spearmanr
 
+from gpautotune.config import apply_overrides
 from gpautotune.problems import make_problem
 from gpautotune.storage import Journal
 from gpautotune.strategies import make_strategy
@@ -39,7 +42,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("problem")
     parser.add_argument("--steps", type=int, nargs="+", default=[40, 60, 90])
     parser.add_argument("--label", default="GPR")
+    parser.add_argument(
+        "--option", action="append", default=[], help="a GPR option of the runs, KEY=VALUE"
+    )
     args = parser.parse_args(argv)
+    given = apply_overrides({}, args.option)  # YAML scalars; ConfigError names a bad one
     warnings.filterwarnings("ignore")
     with Journal(args.journal, read_only=True) as journal:
         entry = next(e for e in journal.problem_catalog().values() if e.problem == args.problem)
@@ -63,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         for k in args.steps:
             cells = []
             for options in VARIANTS.values():
-                strategy = make_strategy("gpr", problem.space, seed=seed, **options)
+                strategy = make_strategy("gpr", problem.space, seed=seed, **given, **options)
                 X, y = strategy._training_data(trials[:k])
                 strategy.gp.fit(X, y, seed=0, fresh=True)
                 mean, _ = strategy.gp.predict(strategy.features(rows))
