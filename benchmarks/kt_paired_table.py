@@ -7,7 +7,7 @@ Pairs each seed of the new runs (``--new``, a ``benchmarks/runs_csv.py`` file) w
 fixed GP's stored runs (the lent host's for gemm and convolution, the 2-core machine's for
 pnpoly; the two machines repeat each other's GPR runs) and prints the markdown table of
 docs/benchmarks/gpr-spaces.md ("The GP chosen from 40 rows on"): means at 60 and 120,
-Wilcoxon p, runs better / worse, the best peer's means (``BEST_PEER``: the lowest mean of
+Wilcoxon p, runs better / worse, the best peer's means (:func:`best_peers`: the lowest mean of
 ``configs/peers-kt-caches.yaml`` and ``optuna-gp``, the reports in
 ``benchmarks/results/peers/``) and the runs above the bound (the best peer's mean at 60);
 with ``--peers``, the default paired with each table's best peer at both budgets.
@@ -16,27 +16,34 @@ with ``--peers``, the default paired with each table's best peer at both budgets
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import pandas as pd
 
 from gpautotune.analysis import compare_paired
 
 RESULTS = "benchmarks/results/gpr"
-#: table -> ((mean at 60, peer), (mean at 120, peer)), from the peers' reports
-BEST_PEER = {
-    "gemm/RTX_2080_Ti": ((1.092, "optuna-tpe"), (1.077, "kt-bayes_opt")),
-    "gemm/RTX_3060_laptop": ((1.131, "kt-bayes_opt"), (1.081, "kt-bayes_opt")),
-    "gemm/RTX_3090": ((1.152, "kt-diff_evo"), (1.099, "kt-bayes_opt")),
-    "gemm/RTX_Titan": ((1.098, "optuna-tpe"), (1.055, "kt-bayes_opt")),
-    "pnpoly/RTX_2080_Ti": ((1.023, "optuna-tpe"), (1.009, "optuna-tpe")),
-    "pnpoly/RTX_3060_laptop": ((1.003, "optuna-gp"), (1.001, "optuna-gp")),
-    "pnpoly/RTX_3090": ((1.017, "optuna-gp"), (1.001, "optuna-gp")),
-    "pnpoly/RTX_Titan": ((1.076, "optuna-tpe"), (1.058, "optuna-tpe")),
-    "convolution/RTX_2080_Ti": ((1.035, "optuna-gp"), (1.002, "optuna-gp")),
-    "convolution/RTX_3060_laptop": ((1.017, "optuna-gp"), (1.002, "optuna-gp")),
-    "convolution/RTX_3090": ((1.038, "optuna-tpe"), (1.001, "optuna-gp")),
-    "convolution/RTX_Titan": ((1.059, "optuna-gp"), (1.014, "optuna-gp")),
-}
+#: The peers' reports: configs/peers-kt-caches.yaml's and optuna-gp's (docs/peers.md).
+PEER_REPORTS = ("benchmarks/results/peers/kt-caches-20", "benchmarks/results/peers/kt-caches-gp")
+FAMILIES = ("gemm", "pnpoly", "convolution")
+
+
+def best_peers() -> dict[str, tuple[tuple[float, str], ...]]:
+    """Each cache's best peer at 60 and at 120: the lowest mean slowdown (3 decimals) of
+    the peers' reports, GPR's labels and our random search (``RS``) left out."""
+    summary = pd.concat(pd.read_csv(f) for d in PEER_REPORTS for f in Path(d).glob("*/summary.csv"))
+    peers = summary[~summary.strategy.str.startswith("GPR") & (summary.strategy != "RS")]
+    best = {}
+    for family in FAMILIES:
+        for table in sorted(t for t in peers.problem.unique() if t.startswith(f"{family}/")):
+            first = [
+                peers[(peers.problem == table) & (peers.budget == b)]
+                .sort_values("slowdown_mean")
+                .iloc[0]
+                for b in (60, 120)
+            ]
+            best[table] = tuple((round(r.slowdown_mean, 3), r.strategy) for r in first)
+    return best
 
 
 def fixed_runs() -> pd.DataFrame:
@@ -63,7 +70,8 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     counts = {"better": 0, "worse": 0, "above fixed": 0, "above default": 0}
-    for table, ((p60, n60), (p120, n120)) in BEST_PEER.items():
+    best = best_peers()
+    for table, ((p60, n60), (p120, n120)) in best.items():
         a = old[old.problem == table].set_index("seed")
         b = new[new.problem == table].set_index("seed")
         seeds = a.index.intersection(b.index)
@@ -93,17 +101,19 @@ def main() -> None:
         print("| " + " | ".join(cells) + " |")
     print(f"\nat 120: {counts}")
     if args.peers:
-        against_peers(new, pd.concat([pd.read_csv(path) for path in args.peers]))
+        against_peers(new, pd.concat([pd.read_csv(path) for path in args.peers]), best)
 
 
-def against_peers(new: pd.DataFrame, peers: pd.DataFrame) -> None:
+def against_peers(
+    new: pd.DataFrame, peers: pd.DataFrame, best: dict[str, tuple[tuple[float, str], ...]]
+) -> None:
     """The default against each table's best peer, paired by seed where the peer's runs
     are in ``peers`` (Wilcoxon p; the peer's mean from these runs beside the report's)."""
     print("\n| table | budget | best peer | its mean here (report) | default | p |")
     print("|---|---|---|---|---|---|")
-    for table, best in BEST_PEER.items():
+    for table, table_best in best.items():
         mine = new[new.problem == table].set_index("seed")
-        for budget, (mean, peer) in zip((60, 120), best, strict=True):
+        for budget, (mean, peer) in zip((60, 120), table_best, strict=True):
             runs = peers[(peers.problem == table) & (peers.label == peer)].set_index("seed")
             if runs.empty:
                 continue
