@@ -1,9 +1,13 @@
-"""The trial sequences of a strategy on laplacian-replay, as JSON (to compare two versions).
+"""The trial sequences of a strategy on a replayed table, as JSON (to compare two versions).
 
 Run (from the repository root) on each version, then compare the files::
 
     PYTHONPATH=$PWD python benchmarks/gpr_sequence.py --seeds 0 1 2 3 --budget 60 --out after.json
     cmp before.json after.json
+
+``--problem`` picks the table: ``laplacian`` (the K40c replay, the default), ``bits`` (the
+54-factor constrained-bits problem) or a Kernel Tuner cache's path (under
+``GPAUTOTUNE_DATA`` when relative, e.g. ``kt-caches/gemm/RTX_3090.json.gz``).
 """
 
 from __future__ import annotations
@@ -11,12 +15,14 @@ from __future__ import annotations
 import argparse
 import json
 
-from gpautotune.problems import laplacian_replay
+from gpautotune.problems import ConstrainedBitsProblem, laplacian_replay
+from gpautotune.problems.kt_cache import kt_cache_problem
 from gpautotune.tuner import tune
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--problem", default="laplacian", help="laplacian, bits or a cache path")
     parser.add_argument("--strategy", default="gpr")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3])
     parser.add_argument("--budget", type=int, default=60)
@@ -24,7 +30,14 @@ def main() -> None:
     args = parser.parse_args()
     runs = {}
     for seed in args.seeds:
-        result = tune(laplacian_replay(), args.strategy, args.budget, seed=seed)
+        problem = (
+            laplacian_replay()
+            if args.problem == "laplacian"
+            else ConstrainedBitsProblem()
+            if args.problem == "bits"
+            else kt_cache_problem(args.problem)
+        )
+        result = tune(problem, args.strategy, args.budget, seed=seed)
         runs[seed] = [[t.config, t.value] for t in result.trials]
     with open(args.out, "w") as f:
         json.dump(runs, f, sort_keys=True)

@@ -28,7 +28,7 @@ import torch
 from botorch.models import SingleTaskGP
 from botorch.models.transforms.input import Warp
 from botorch.optim.fit import fit_gpytorch_mll_scipy
-from botorch.optim.utils import sample_all_priors
+from botorch.optim.utils import get_parameters_and_bounds, sample_all_priors
 from gpytorch.constraints import GreaterThan, Interval
 from gpytorch.kernels import MaternKernel, RBFKernel, ScaleKernel
 from gpytorch.likelihoods import FixedNoiseGaussianLikelihood, GaussianLikelihood
@@ -36,6 +36,7 @@ from gpytorch.mlls import ExactMarginalLogLikelihood
 from gpytorch.priors import GammaPrior, LogNormalPrior
 
 from gpautotune.exceptions import GPAutotuneError
+from gpautotune.surrogate._mll import exact_mll_closure
 from gpautotune.surrogate._trend import TrendMean
 
 __all__ = [
@@ -332,7 +333,16 @@ class GPSurrogate:
             maxiter = (
                 self.settings.max_iter_warm if isinstance(start, dict) else self.settings.max_iter
             )
-            fit_gpytorch_mll_scipy(mll, options={"maxiter": maxiter})
+            # BoTorch's own choice of parameters (names key the bounds), passed to both
+            parameters = {
+                n: p for n, p in get_parameters_and_bounds(mll)[0].items() if p.requires_grad
+            }
+            fit_gpytorch_mll_scipy(
+                mll,
+                parameters=parameters,
+                closure=exact_mll_closure(model, parameters),  # None: BoTorch's own
+                options={"maxiter": maxiter},
+            )
         model.train()
         with torch.no_grad():
             value = float(mll(model(*model.train_inputs), model.train_targets))

@@ -1,0 +1,89 @@
+"""The surrogate's own marginal-likelihood closure returns GPyTorch's floats, bit for bit,
+so that a fit takes the very same L-BFGS steps as with BoTorch's closure."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from botorch.optim.closures import get_loss_closure_with_grads
+from botorch.optim.utils import get_parameters_and_bounds
+from gpytorch.mlls import ExactMarginalLogLikelihood
+
+from gpautotune.surrogate import GPSettings, GPSurrogate
+from gpautotune.surrogate._mll import exact_mll_closure
+
+
+def _model(settings: GPSettings, d: int, k: int, n: int, seed: int):
+    rng = np.random.default_rng(seed)
+    surrogate = GPSurrogate(settings, d, k)
+    X = rng.random((n, d + k))
+    y = np.exp(X[:, 0] - X[:, -1] + 0.3 * rng.standard_normal(n))
+    model = surrogate._build(*surrogate._tensors(X, y))
+    # away from the defaults: every term of the loss matters
+    base, top = model.covar_module.base_kernel, settings.lengthscale_max or 3.0
+    base.lengthscale = torch.as_tensor(rng.uniform(0.05, 0.9 * top, (1, d)))
+    model.covar_module.outputscale = float(rng.uniform(0.3, 3.0))
+    if settings.noise == "learned":
+        model.likelihood.noise = float(rng.uniform(1e-4, 0.1))
+    with torch.no_grad():
+        model.mean_module.weights.copy_(torch.as_tensor(rng.normal(size=k)))
+        model.mean_module.constant.fill_(float(rng.normal()))
+    mll = ExactMarginalLogLikelihood(model.likelihood, model)
+    mll.train()
+    parameters = {n: p for n, p in get_parameters_and_bounds(mll)[0].items() if p.requires_grad}
+    return model, mll, parameters
+
+
+@pytest.mark.parametrize(
+    ("kernel", "lengthscale_max", "d", "k", "n"),
+    [
+        ("matern52", None, 6, 1, 120),  # the default GP
+        ("matern52", 2.0, 3, 2, 40),  # a constrained (transformed) length-scale
+        ("matern32", None, 10, 0, 75),  # no trend features
+        ("rbf", None, 4, 3, 33),
+    ],
+)
+def test_value_and_gradients_equal_botorchs_closure_bit_for_bit(
+    kernel: str, lengthscale_max: float | None, d: int, k: int, n: int
+) -> None:
+    settings = GPSettings(kernel=kernel, lengthscale_max=lengthscale_max)
+    for seed in range(3):
+        model, mll, parameters = _model(settings, d, k, n, seed)
+        reference = get_loss_closure_with_grads(mll, parameters=parameters)
+        value, grads = reference()
+        grads = [g.clone() for g in grads]
+        closure = exact_mll_closure(model, parameters)
+        assert closure is not None
+        mine, my_grads = closure()
+        assert torch.equal(mine, value)
+        assert len(my_grads) == len(grads) == len(parameters)
+        for name, a, b in zip(parameters, my_grads, grads, strict=True):
+            assert torch.equal(a, b), name
+
+
+def test_the_fitted_hyperparameters_are_botorchs() -> None:
+    """A whole fit (L-BFGS from the defaults) ends where BoTorch's closure ends."""
+    from botorch.optim.fit import fit_gpytorch_mll_scipy
+
+    ends = []
+    for ours in (False, True):
+        model, mll, parameters = _model(GPSettings(), 5, 1, 60, seed=4)
+        closure = exact_mll_closure(model, parameters) if ours else None
+        fit_gpytorch_mll_scipy(mll, parameters=parameters, closure=closure)
+        ends.append([p.detach().clone() for p in parameters.values()])
+    for a, b in zip(*ends, strict=True):
+        assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize(
+    ("settings", "d"),
+    [
+        (GPSettings(input_warp="kumaraswamy"), 3),  # an input transform
+        (GPSettings(noise=1e-4), 3),  # fixed noise
+        (GPSettings(), 1),  # one dimension: GPyTorch's own autograd function
+    ],
+)
+def test_other_models_keep_botorchs_closure(settings: GPSettings, d: int) -> None:
+    model, _, parameters = _model(settings, d, 1, 20, seed=0)
+    assert exact_mll_closure(model, parameters) is None
