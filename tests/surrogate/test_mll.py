@@ -42,6 +42,7 @@ def _model(settings: GPSettings, d: int, k: int, n: int, seed: int):
         ("matern52", 2.0, 3, 2, 40),  # a constrained (transformed) length-scale
         ("matern32", None, 10, 0, 75),  # no trend features
         ("rbf", None, 4, 3, 33),
+        ("matern52", None, 4, 1, 900),  # beyond GPyTorch's max_cholesky_size (800)
     ],
 )
 def test_value_and_gradients_equal_botorchs_closure_bit_for_bit(
