@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# GPR's default against the single GP (model_choice=fixed) on a SPAPT kernel, seed by seed,
+# several runs at once on a many-core machine: each run pinned to its own pair of cores
+# (taskset; OpenMP follows the mask), with its own journal and compile cache, so that runs
+# share no files. The two arms of a seed run side by side, under the same load.
+#
+#   bash benchmarks/spapt_pairs.sh KERNEL FIRST_SEED LAST_SEED OUT [MINUTES]
+#
+# MINUTES (whole) bounds the command: runs still going then stop after their trial.
+#
+# Runs resume from their journals (results/spapt/pairs/), so the command can be repeated
+# in time slices. Each run writes OUT/<arm>-<seed>/tuning_gpr_runs.csv (one row);
+# benchmarks/spapt_pairs_table.py pairs them.
+set -euo pipefail
+kernel=$1 first=$2 last=$3 out=$4 minutes=${5:-1000}
+end=$(($(date +%s) + ${minutes%.*} * 60))  # every run stops by then (resumed next time)
+cores=$(nproc)
+slots=$((cores / 2))
+mkdir -p results/spapt/pairs "$out"
+jobs=()
+for seed in $(seq "$first" "$last"); do
+  for arm in default fixed; do jobs+=("$seed $arm"); done
+done
+run() {
+  local slot=$1 seed=$2 arm=$3 option=() left=$((end - $(date +%s)))
+  [ "$left" -lt 30 ] && return 0
+  [ "$arm" = fixed ] && option=(--strategy-option model_choice=fixed)
+  taskset -c "$((2 * slot)),$((2 * slot + 1))" "${PYTHON:-python3}" benchmarks/spapt_tuning.py \
+    --strategy gpr --strategy-option n_init=26 "${option[@]}" --kernels "$kernel" \
+    --budget 100 --runs 1 --seed "$seed" --max-minutes "$(awk "BEGIN {print $left / 60}")" \
+    --journal "results/spapt/pairs/$kernel-$arm-$seed.db" \
+    --cache-dir "results/spapt/pairs/cache-$arm-$seed" --out "$out/$arm-$seed" \
+    >"$out/$arm-$seed.log" 2>&1 || echo "$kernel $arm $seed stopped ($?)"
+}
+worker() {  # slot w runs jobs w, w + slots, ... one after another
+  local w=$1 j
+  for ((j = w; j < ${#jobs[@]}; j += slots)); do
+    # shellcheck disable=SC2086
+    run "$w" ${jobs[$j]}
+  done
+}
+for ((w = 0; w < slots; w++)); do worker "$w" & done
+wait

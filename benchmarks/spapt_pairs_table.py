@@ -1,0 +1,50 @@
+"""Pair GPR's default with the single GP on SPAPT runs made by ``spapt_pairs.sh``.
+
+Run: python benchmarks/spapt_pairs_table.py benchmarks/results/spapt/pairs-host/bicg-runs.csv
+
+The CSV holds one row per run (``arm`` ``default`` or ``fixed``, then the columns of
+``spapt_tuning.py``'s runs file). Printed: per arm the mean best speedup with a Student-t
+95% interval, the best time, and how many seeds the default is ahead on; the paired
+Wilcoxon test on the speedups and on the best times (each arm's speedup divides by its own
+baseline measurement, the best time does not).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import pandas as pd
+from scipy import stats
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("runs", help="runs CSV with an arm column")
+    args = parser.parse_args()
+    runs = pd.read_csv(args.runs)
+    print(
+        "| kernel | seeds | default: mean speedup [95% CI] | single GP | default ahead "
+        "| Wilcoxon p (speedup) | best time, default / single GP (ms) | p (best time) |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for kernel, g in runs.groupby("kernel"):
+        speed = g.pivot(index="seed", columns="arm", values="best_speedup").dropna()
+        best = g.pivot(index="seed", columns="arm", values="best_s").loc[speed.index]
+        cells = []
+        for arm in ("default", "fixed"):
+            s = speed[arm]
+            half = stats.t.ppf(0.975, len(s) - 1) * s.std(ddof=1) / math.sqrt(len(s))
+            cells.append(f"{s.mean():.2f} [{s.mean() - half:.2f}, {s.mean() + half:.2f}]")
+        ahead = int((speed["default"] > speed["fixed"]).sum())
+        p_speed = stats.wilcoxon(speed["default"], speed["fixed"]).pvalue
+        p_best = stats.wilcoxon(best["default"], best["fixed"]).pvalue
+        print(
+            f"| {kernel} | {len(speed)} | {cells[0]} | {cells[1]} | {ahead} of {len(speed)} "
+            f"| {p_speed:.2f} | {1e3 * best['default'].mean():.3f} / "
+            f"{1e3 * best['fixed'].mean():.3f} | {p_best:.2f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
