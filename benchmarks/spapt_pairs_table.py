@@ -1,12 +1,15 @@
-"""Pair GPR's default with the single GP on SPAPT runs made by ``spapt_pairs.sh``.
+"""Pair GPR's default with the single GP on SPAPT runs, seed by seed.
 
 Run: python benchmarks/spapt_pairs_table.py benchmarks/results/spapt/pairs-host/bicg-runs.csv
+     python benchmarks/spapt_pairs_table.py --arm default=DIR/tuning_gpr_runs.csv \
+         --arm fixed=DIR/fixed/tuning_gpr_runs.csv
 
-The CSV holds one row per run (``arm`` ``default`` or ``fixed``, then the columns of
-``spapt_tuning.py``'s runs file). Printed: per arm the mean best speedup with a Student-t
-95% interval, the best time, and how many seeds the default is ahead on; the paired
-Wilcoxon test on the speedups and on the best times (each arm's speedup divides by its own
-baseline measurement, the best time does not).
+Either one CSV with a row per run (``arm`` ``default`` or ``fixed``, then the columns of
+``spapt_tuning.py``'s runs file, as ``spapt_pairs.sh``'s runs are gathered), or
+``--arm NAME=CSV``, each arm's own runs file. Printed: per arm the mean best speedup with a
+Student-t 95% interval, the best time, and how many seeds the default is ahead on; the
+paired Wilcoxon test on the speedups and on the best times (each arm's speedup divides by
+its own baseline measurement, the best time does not).
 """
 
 from __future__ import annotations
@@ -20,9 +23,19 @@ from scipy import stats
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("runs", help="runs CSV with an arm column")
+    parser.add_argument("runs", nargs="?", help="runs CSV with an arm column")
+    parser.add_argument(
+        "--arm", action="append", default=[], help="NAME=CSV: one arm's runs (default, fixed)"
+    )
     args = parser.parse_args()
-    runs = pd.read_csv(args.runs)
+    if bool(args.runs) == bool(args.arm):
+        parser.error("give either one runs CSV with an arm column or --arm default=... fixed=...")
+    arms = [item.partition("=") for item in args.arm]
+    runs = (
+        pd.read_csv(args.runs)
+        if args.runs
+        else pd.concat(pd.read_csv(path).assign(arm=name) for name, _, path in arms)
+    )
     print(
         "| kernel | seeds | default: mean speedup [95% CI] | single GP | default ahead "
         "| Wilcoxon p (speedup) | best time, default / single GP (ms) | p (best time) |"
