@@ -28,6 +28,7 @@ from gpautotune.surrogate import GPSettings, GPSurrogate
 from gpautotune.surrogate._mll import exact_mll_closure
 
 ROOT5 = math.sqrt(5)
+_LOG2PI = math.log(2 * math.pi)
 
 
 def closed_form(model, parameters, n_dims: int):
@@ -82,9 +83,6 @@ def closed_form(model, parameters, n_dims: int):
         return -(value + prior.detach()) / n, out
 
     return closure
-
-
-_LOG2PI = math.log(2 * math.pi)
 
 
 def main() -> None:

@@ -3,8 +3,8 @@
 Fitting spends most of its time in the L-BFGS closure, and at a hundred or so
 observations most of that is GPyTorch's module, lazy-tensor and settings machinery around
 a few dense operations on small matrices. :func:`exact_mll_closure` computes the same
-loss with the same tensor operations, in the same order, as GPyTorch's
-``ExactMarginalLogLikelihood`` does for the model :class:`GPSurrogate` builds (a
+loss with the same tensor operations (the kernel's own ``forward``), in the same order, as
+GPyTorch's ``ExactMarginalLogLikelihood`` does for the model :class:`GPSurrogate` builds (a
 ``SingleTaskGP`` with an ARD Matérn or RBF kernel on the first ``d`` inputs scaled by an
 output scale, a learned homoscedastic noise, a :class:`TrendMean`, no input transform),
 so that the value and the gradients are the same floats, and a fit takes the same L-BFGS
@@ -60,7 +60,6 @@ def _loss(model: SingleTaskGP) -> Callable[[], torch.Tensor]:
     X, y = model.train_inputs[0], model.train_targets
     n = y.shape[-1]
     priors = [(prior, closure, module) for _, module, prior, closure, _ in model.named_priors()]
-    kernel = _matern(base.nu) if isinstance(base, MaternKernel) else _rbf
 
     def loss() -> torch.Tensor:
         # ExactGP.__call__ in training: the prior's mean and covariance at the inputs
@@ -68,7 +67,9 @@ def _loss(model: SingleTaskGP) -> Callable[[], torch.Tensor]:
         x = X.index_select(-1, base.active_dims)
         # GaussianLikelihood.marginal: the noise as a constant diagonal, added densely
         noise = model.likelihood.noise_covar.noise.unsqueeze(-2).expand(1, 1).contiguous()
-        k = kernel(x, base).mul(covar.outputscale.view(1, 1))
+        # the kernel's own forward (ScaleKernel's calls the base kernel's), as GPyTorch's
+        # lazy kernel tensor evaluates it, without the module call and lazy tensor around it
+        k = covar.forward(x, x)
         full = (0 + k + torch.diag_embed(noise.view(1).expand(n))).contiguous()
         # MultivariateNormal.log_prob from the Cholesky factor (torch's formula)
         tril = psd_safe_cholesky(full).contiguous()
@@ -81,46 +82,3 @@ def _loss(model: SingleTaskGP) -> Callable[[], torch.Tensor]:
         return -res.div_(n)
 
     return loss
-
-
-def _scaled(x: torch.Tensor, base: MaternKernel) -> tuple[torch.Tensor, torch.Tensor]:
-    # Each use reads the length-scales anew, as GPyTorch's forward does: a constrained
-    # length-scale is then a fresh transform of the raw one each time, as there.
-    centre = x.mean(dim=-2, keepdim=True)
-    return (x - centre).div(base.lengthscale), (x - centre).div(base.lengthscale)
-
-
-def _distance(x1: torch.Tensor, x2: torch.Tensor, square: bool = False) -> torch.Tensor:
-    """GPyTorch's ``sq_dist``/``dist`` for ``x1 == x2`` while a gradient is taken."""
-    adjustment = x1.mean(-2, keepdim=True)
-    x1 = x1 - adjustment
-    x1_norm = x1.pow(2).sum(dim=-1, keepdim=True)
-    x1_pad = torch.ones_like(x1_norm)
-    x2 = x2 - adjustment
-    x2_norm = x2.pow(2).sum(dim=-1, keepdim=True)
-    x2_pad = torch.ones_like(x2_norm)
-    res = torch.cat([-2.0 * x1, x1_norm, x1_pad], dim=-1).matmul(
-        torch.cat([x2, x2_pad, x2_norm], dim=-1).transpose(-2, -1)
-    )
-    res = res.clamp_min_(0)
-    return res if square else res.clamp_min_(1e-30).sqrt_()
-
-
-def _matern(nu: float) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
-    root = math.sqrt(nu * 2)
-
-    def kernel(x: torch.Tensor, base: MaternKernel) -> torch.Tensor:
-        distance = _distance(*_scaled(x, base))
-        exp_component = torch.exp(-root * distance)
-        if nu == 0.5:
-            return 1 * exp_component
-        if nu == 1.5:
-            return (math.sqrt(3) * distance).add(1) * exp_component
-        return (math.sqrt(5) * distance).add(1).add(5.0 / 3.0 * distance**2) * exp_component
-
-    return kernel
-
-
-def _rbf(x: torch.Tensor, base: RBFKernel) -> torch.Tensor:
-    x1, x2 = x.div(base.lengthscale), x.div(base.lengthscale)
-    return _distance(x1, x2, square=True).div_(-2).exp_()
