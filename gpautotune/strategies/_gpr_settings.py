@@ -127,6 +127,15 @@ class GPRSettings(StrategySettings):
             ``far``, every second escape picks by the acquisition (not LCB) among the
             configurations that differ from the best one in at least half of the
             parameters (another basin), the others poll as ``rotate``.
+        polish: the share of the run's budget (the last evaluations; only when the run
+            gives the strategy its budget) in which the escapes follow one another: from
+            ``stall`` measurements after the best on, every step polls a one-parameter
+            move of the best configuration (as ``escape`` chooses them) until none is left
+            unmeasured, as a pattern search completes its poll before it stops. Default 0
+            (none): one escape per ``stall`` measurements to the end. In a trapped run
+            the fastest one-parameter move of the best configuration can be ranked last
+            among its moves by every acquisition (docs/benchmarks/gpr-spaces.md,
+            "Where runs still get trapped").
         codes: how the model reads an ordinal whose levels are the codes 0, 1, ..., k-1
             (k >= 3), as tuning scripts number alternatives (``between_method: [0, 1, 2,
             3]``): ``ordinal`` (default), by level index like any ordinal;
@@ -165,6 +174,7 @@ class GPRSettings(StrategySettings):
         "noise_units",
         "input_warp",
         "portfolio",
+        "polish",
     )
 
     n_init: PositiveInt | None = None
@@ -197,6 +207,7 @@ class GPRSettings(StrategySettings):
     stall: PositiveInt | None = 7
     stall_kappa: PositiveFloat = 10.0
     escape: Literal["cycle", "far", "lcb", "poll", "rotate"] = "rotate"
+    polish: Annotated[float, Field(ge=0, lt=1)] = 0.0
     codes: Literal["categorical", "ordinal"] = "ordinal"
     model: Literal["gp", "kriging"] = "gp"
     refit_every: PositiveInt = 1

@@ -152,6 +152,8 @@ class GPRStrategy(Strategy):
         self._design: np.ndarray | None = None
         #: Positions (in :attr:`trials`) of the trials that opened an escape step.
         self.escapes: list[int] = []
+        #: The run's budget (:meth:`plan`; None when the caller gives none).
+        self.budget: int | None = None
         self._scale_inputs()
         self.screening = Screening(o.screen) if o.screen is not None else None
         #: The batch being measured with ``refit_every``: its first trial and its picks.
@@ -604,8 +606,10 @@ class GPRStrategy(Strategy):
 
     def _stalled(self, step: int | None = None, pending: Sequence[Proposal] = ()) -> bool:
         """Whether ``stall`` measurements went by since the best one and the last escape
-        step, among the first ``step`` trials (default: all), and no escape step is
-        ``pending`` (being evaluated by asynchronous workers: one escape at a time)."""
+        step (in the ``polish`` share of the budget, since the best one alone while a
+        one-parameter move of it is unmeasured), among the first ``step`` trials
+        (default: all), and no escape step is ``pending`` (being evaluated by
+        asynchronous workers: one escape at a time)."""
         trials = self.trials[:step]
         if self.options.stall is None:
             return False
@@ -613,8 +617,19 @@ class GPRStrategy(Strategy):
         escaping = (ModelPick.of(p.info) for p in pending)
         if not ok or any(pick is not None and pick.escape for pick in escaping):
             return False
-        since = max([min(ok)[1], *(i for i in self.escapes if i < len(trials))])
+        found = min(ok)[1]
+        polling = self._polishing(len(trials)) and len(self._poll_set([trials[found]])) > 0
+        since = max([found, *(i for i in self.escapes if i < len(trials) and not polling)])
         return len(trials) - 1 - since >= self.options.stall
+
+    def plan(self, budget: int | None) -> None:
+        self.budget = budget
+
+    def _polishing(self, step: int) -> bool:
+        """Whether the step at ``step`` trials is in the budget's last ``polish`` share."""
+        if self.budget is None or not self.options.polish:
+            return False
+        return step >= self.budget - round(self.options.polish * self.budget)
 
     def _far_escape(self, step: int) -> bool:
         """With ``escape="far"``, whether the escape step at ``step`` trials looks far from

@@ -491,6 +491,34 @@ def test_rotating_escapes_take_the_parameters_in_turn():
     assert checked >= 4 and repeated >= 2, "the run must poll one best configuration more than once"
 
 
+@pytest.mark.parametrize("polish", [0.0, 0.5])
+def test_polish_escapes_follow_one_another_in_the_last_share_of_the_budget(polish):
+    """With ``polish``, from the budget's last share on, every step ``stall`` or more
+    measurements after the best polls a one-parameter move of it while one is unmeasured;
+    before that share (and without it) one escape per ``stall`` measurements."""
+    problem, budget, stall = _Box(), 60, 2
+    options = {"n_init": 4, "restarts": 0, "stall": stall, "polish": polish}
+    trials = tune(problem, "gpr", budget, seed=1, strategy_options=options).trials
+    start = budget - round(polish * budget) if polish else budget
+    checked = 0
+    for i, t in enumerate(trials):
+        if t.source != "model":
+            continue
+        found = min((j for j, u in enumerate(trials[:i]) if u.ok), key=lambda j: trials[j].value)
+        escapes = [j for j, u in enumerate(trials[:i]) if _escape(u)]
+        polling = i >= start and bool(_moves_left(problem.space, trials[found], trials[:i]))
+        since = found if polling else max([found, *escapes])
+        assert _escape(t) == (i - 1 - since >= stall), (i, found, escapes)
+        if polling and _escape(t):
+            best = trials[found].config
+            assert sum(t.config[k] != best[k] for k in best) == 1
+            checked += 1
+    if polish:
+        assert checked >= 6, "the run must poll step after step in its last share"
+        tail = trials[start:]
+        assert any(_escape(a) and _escape(b) for a, b in zip(tail, tail[1:], strict=False))
+
+
 def test_cycling_escapes_take_the_parameters_in_turn_over_the_whole_run():
     """With ``escape="cycle"`` each escape changes a parameter that the run's escapes have
     changed least often (each counted against the best configuration before it), so a new
