@@ -2,6 +2,8 @@
 
     python benchmarks/kt_paired_table.py [--new benchmarks/results/gpr/kt-loo40/runs.csv] \
         [--peers benchmarks/results/gpr/kt-loo40/peers-*runs.csv]
+    python benchmarks/kt_paired_table.py --new benchmarks/results/gpr/kt-polish/runs.csv \
+        --base benchmarks/results/gpr/kt-loo40/runs.csv --base-label GPR-loo40
 
 Pairs each seed of the new runs (``--new``, a ``benchmarks/runs_csv.py`` file) with the
 fixed GP's stored runs (the lent host's for gemm and convolution, the 2-core machine's for
@@ -10,7 +12,9 @@ docs/benchmarks/gpr-spaces.md ("The GP chosen from 40 rows on"): means at 60 and
 Wilcoxon p, runs better / worse, the best peer's means (:func:`best_peers`: the lowest mean of
 ``configs/peers-kt-caches.yaml`` and ``optuna-gp``, the reports in
 ``benchmarks/results/peers/``) and the runs above the bound (the best peer's mean at 60);
-with ``--peers``, the default paired with each table's best peer at both budgets.
+with ``--peers``, the default paired with each table's best peer at both budgets. With
+``--base`` (and ``--base-label``), the new runs are an option's, paired with those runs
+instead (the default's), and the columns say so.
 """
 
 from __future__ import annotations
@@ -60,16 +64,23 @@ def main() -> None:
     parser.add_argument(
         "--peers", nargs="+", default=[], help="best peers' runs (runs_csv.py files)"
     )
+    parser.add_argument("--base", help="runs to pair with instead of the fixed GP's")
+    parser.add_argument("--base-label", help="the label of --base's runs")
     args = parser.parse_args()
     new = pd.read_csv(args.new)
-    old = fixed_runs()
+    if args.base:
+        old = pd.read_csv(args.base)
+        old = old[old.label == args.base_label] if args.base_label else old
+        base, named = "default", "option"
+    else:
+        old, base, named = fixed_runs(), "fixed", "default"
     print(
-        "| table | fixed at 60 | default at 60 | p | fixed at 120 (worst) | default at 120 "
-        "(worst) | p | better / worse at 120 | best peer at 60 / 120 | default ≤ best peer "
-        "at 60 / 120 | runs above the bound, fixed / default |"
+        f"| table | {base} at 60 | {named} at 60 | p | {base} at 120 (worst) | {named} at 120 "
+        f"(worst) | p | better / worse at 120 | best peer at 60 / 120 | {named} ≤ best peer "
+        f"at 60 / 120 | runs above the bound, {base} / {named} |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    counts = {"better": 0, "worse": 0, "above fixed": 0, "above default": 0}
+    counts = {"better": 0, "worse": 0, f"above {base}": 0, f"above {named}": 0}
     best = best_peers()
     for table, ((p60, n60), (p120, n120)) in best.items():
         a = old[old.problem == table].set_index("seed")
@@ -95,8 +106,8 @@ def main() -> None:
         ok = ["yes" if round(m, 3) <= p else "**no**" for m, p in ((m60, p60), (m120, p120))]
         cells.append(" / ".join(ok))
         above = [int((runs.loc[seeds, "slowdown_120"] > p60).sum()) for runs in (a, b)]
-        counts["above fixed"] += above[0]
-        counts["above default"] += above[1]
+        counts[f"above {base}"] += above[0]
+        counts[f"above {named}"] += above[1]
         cells.append(f"{above[0]} / {above[1]}")
         print("| " + " | ".join(cells) + " |")
     print(f"\nat 120: {counts}")

@@ -1,0 +1,166 @@
+"""How the default GPR's own models rank the configurations that would meet the bound.
+
+    GPAUTOTUNE_DATA=../shared/data python benchmarks/trap_ranks.py [--workers 2] \
+        [--out benchmarks/results/gpr/trap_ranks.csv]
+
+The bound of issue #18 on a cache is the best peer's mean slowdown at 60 evaluations
+(docs/benchmarks/gpr-spaces.md, "The worst run against every strategy's worst"); a run is
+trapped when its best at 120 is above it. For each run of ``RUNS`` (the default's trapped
+runs of the peers comparison, seeds 1-20, and, on the same tables, the runs that were
+furthest above the bound at 60 and still ended under it), the default run is made again
+(``tune(problem, "gpr", 120, seed)``; it repeats the stored run) and, at evaluations 40,
+60, 90 and 119, the GP the run itself used at that step is restored from the
+hyperparameters its trials record (no refit). Its expected improvement, weighted by the
+feasibility classifier where configurations fail as the step weighs it, ranks every
+unmeasured configuration of the table; the rows give the best rank held by a
+configuration under the bound (0: the run's next pick), how many such configurations are
+left, the Spearman correlation of the GP's mean with the whole table, and the model the
+step used; and, among the unmeasured one-parameter moves of the best configuration so far
+(those an escape step polls), the fastest one and its rank by the same score. Per run:
+when a configuration under the bound was first measured, and how many parameters the last
+best configuration differs in from the nearest one under the bound.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import warnings
+
+import numpy as np
+from scipy.stats import norm, spearmanr
+
+from gpautotune.parallel import dask_client
+from gpautotune.problems.kt_cache import kt_cache_problem
+from gpautotune.strategies import make_strategy
+from gpautotune.strategies._gpr_records import ModelFit
+from gpautotune.tuner import tune
+
+#: The bound of each cache with a trapped run (docs/benchmarks/gpr-spaces.md).
+BOUNDS = {
+    "gemm/RTX_2080_Ti": 1.092,
+    "gemm/RTX_3060_laptop": 1.131,
+    "gemm/RTX_3090": 1.152,
+    "pnpoly/RTX_2080_Ti": 1.023,
+    "convolution/RTX_3060_laptop": 1.017,
+    "convolution/RTX_Titan": 1.059,
+}
+#: (cache, seed, kind): the trapped runs of `benchmarks/results/gpr/kt-loo40/runs.csv`
+#: and, per table, the run furthest above the bound at 60 that ended under it.
+RUNS = [
+    ("gemm/RTX_2080_Ti", 10, "trapped"),
+    ("gemm/RTX_3060_laptop", 3, "trapped"),
+    ("gemm/RTX_3060_laptop", 6, "trapped"),
+    ("gemm/RTX_3060_laptop", 11, "trapped"),
+    ("gemm/RTX_3090", 19, "trapped"),
+    ("pnpoly/RTX_2080_Ti", 13, "trapped"),
+    ("convolution/RTX_3060_laptop", 14, "trapped"),
+    ("convolution/RTX_Titan", 7, "trapped"),
+]
+STEPS = (40, 60, 90, 119)
+COLUMNS = [
+    "problem", "seed", "kind", "final", "first_under", "distance", "step",
+    "under_left", "best_rank", "median_rank", "table_rho", "variant",
+    "moves_left", "best_move", "best_move_rank",
+]  # fmt: skip
+
+
+def _controls(runs_csv: str) -> list[tuple[str, int, str]]:
+    """Per table of :data:`BOUNDS`, the run ending under the bound that was worst at 60."""
+    rows = [r for r in csv.DictReader(open(runs_csv)) if r["label"] == "GPR-loo40"]
+    out = []
+    for problem, bound in BOUNDS.items():
+        ok = [r for r in rows if r["problem"] == problem and float(r["slowdown_120"]) <= bound]
+        worst = max(ok, key=lambda r: float(r["slowdown_60"]))
+        out.append((problem, int(worst["seed"]), "escaped"))
+    return out
+
+
+def study(problem_name: str, seed: int, kind: str) -> list[dict]:
+    warnings.simplefilter("ignore")
+    problem = kt_cache_problem(f"kt-caches/{problem_name}.json.gz")
+    bound = BOUNDS[problem_name]
+    trials = tune(problem, "gpr", 120, seed=seed).trials
+    space = problem.space
+    table = problem._index[problem._allowed]
+    truth = problem._values[problem._allowed] / problem.optimum
+    measured = np.isfinite(truth)
+    under = measured & (truth <= bound)
+    values = np.array([t.value / problem.optimum if t.ok else np.inf for t in trials])
+    rows = space.to_index([t.config for t in trials])
+    first = np.flatnonzero(values <= bound)
+    best_row = rows[int(np.argmin(values))]
+    distance = int((table[under] != best_row).sum(axis=1).min())
+    base = {
+        "problem": problem_name,
+        "seed": seed,
+        "kind": kind,
+        "final": round(float(values.min()), 4),
+        "first_under": int(first[0]) + 1 if len(first) else "",
+        "distance": distance,
+    }
+    out = []
+    keys = space.row_keys(table)
+    for step in STEPS:
+        fit = ModelFit.of(trials[step].info)
+        if fit is None or fit.step != step:
+            continue
+        strategy = make_strategy("gpr", space, seed=seed)
+        strategy.tell(trials[:step])
+        gp = strategy._gp_of(fit)
+        X, y = strategy._training_data(trials[:step])
+        gp.restore(X, y, fit.hyperparameters)
+        mean, sd = gp.predict(strategy.features(table))
+        z = (float(gp.transform(y).min()) - mean) / sd
+        score = np.log(np.maximum(sd * (z * norm.cdf(z) + norm.pdf(z)), 1e-300))
+        p = strategy._success(table, strategy._feasibility_model(trials[:step]))
+        if p is not None:
+            score = score + np.log(p)
+        seen = np.isin(keys, space.row_keys(rows[:step]))
+        score = np.where(seen, -np.inf, score)
+        rank = np.empty(len(score), dtype=int)
+        rank[np.argsort(-score, kind="stable")] = np.arange(len(score))
+        left = under & ~seen
+        incumbent = rows[:step][int(np.argmin(values[:step]))]
+        moves = ((table != incumbent).sum(axis=1) == 1) & ~seen & measured
+        move = int(np.argmin(np.where(moves, truth, np.inf))) if moves.any() else None
+        move_rank = int((score[moves] > score[move]).sum()) if move is not None else ""
+        out.append(
+            {
+                **base,
+                "step": step,
+                "under_left": int(left.sum()),
+                "best_rank": int(rank[left].min()) if left.any() else "",
+                "median_rank": int(np.median(rank[left])) if left.any() else "",
+                "table_rho": round(float(spearmanr(mean[measured], truth[measured])[0]), 3),
+                "variant": ["own", "unit", "copula"][fit.variant or 0],
+                "moves_left": int(moves.sum()),
+                "best_move": round(float(truth[move]), 4) if move is not None else "",
+                "best_move_rank": move_rank,
+            }
+        )
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--runs-csv", default="benchmarks/results/gpr/kt-loo40/runs.csv")
+    parser.add_argument("--out", default="benchmarks/results/gpr/trap_ranks.csv")
+    args = parser.parse_args()
+    runs = RUNS + _controls(args.runs_csv)
+    with dask_client(workers=args.workers) as client:  # one run per task
+        results = client.gather(client.map(study, *zip(*runs, strict=True), pure=False))
+    rows = [r for result in results for r in result]
+    with open(args.out, "w", newline="") as f:
+        writer = csv.DictWriter(f, COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    print("| " + " | ".join(COLUMNS) + " |")
+    print("|" + "---|" * len(COLUMNS))
+    for r in rows:
+        print("| " + " | ".join(str(r[c]) for c in COLUMNS) + " |")
+
+
+if __name__ == "__main__":
+    main()
