@@ -22,7 +22,8 @@ The seeds' method (seed 003 §4.2, figure 13.4), on BoTorch/GPyTorch:
    large kappa over the one-parameter moves of the best configuration (a pattern-search
    poll), the parameters taken in turn. With it (and the Laplacian space's model inputs),
    all 200 Laplacian replay runs end within 0.6% of the optimum at 120 evaluations
-   (docs/benchmarks/gpr.md).
+   (docs/benchmarks/gpr.md). With ``polish`` (default 0), in the budget's last share the
+   escapes follow one another until the best configuration's moves are all measured.
 
 Failed configurations are never proposed again; they join the regression at the worst
 value measured (``failed_value``), and a feasibility classifier multiplies EI by the
