@@ -28,8 +28,9 @@ import csv
 import warnings
 
 import numpy as np
-from scipy.stats import norm, spearmanr
+from scipy.stats import spearmanr
 
+from gpautotune.acquisition import make_acquisition, score_candidates
 from gpautotune.parallel import dask_client
 from gpautotune.problems.kt_cache import kt_cache_problem
 from gpautotune.strategies import make_strategy
@@ -110,12 +111,13 @@ def study(problem_name: str, seed: int, kind: str) -> list[dict]:
         gp = strategy._gp_of(fit)
         X, y = strategy._training_data(trials[:step])
         gp.restore(X, y, fit.hyperparameters)
-        mean, sd = gp.predict(strategy.features(table))
-        z = (float(gp.transform(y).min()) - mean) / sd
-        score = np.log(np.maximum(sd * (z * norm.cdf(z) + norm.pdf(z)), 1e-300))
+        features = strategy.features(table)
+        mean, _ = gp.predict(features)
+        # the step's own score: log-EI at the incumbent, weighted by the probability of success
+        kind = strategy.options.acquisition
+        acqf = make_acquisition(kind, gp.model, float(gp.transform(y).min()))
         p = strategy._success(table, strategy._feasibility_model(trials[:step]))
-        if p is not None:
-            score = score + np.log(p)
+        score = strategy._weight(score_candidates(acqf, features), p, kind)
         seen = np.isin(keys, space.row_keys(rows[:step]))
         score = np.where(seen, -np.inf, score)
         rank = np.empty(len(score), dtype=int)

@@ -135,7 +135,7 @@ class GPRSettings(StrategySettings):
             (none): one escape per ``stall`` measurements to the end. In a trapped run
             the fastest one-parameter move of the best configuration can be ranked last
             among its moves by every acquisition (docs/benchmarks/gpr-spaces.md,
-            "Where runs still get trapped").
+            "The default's trapped runs, traced").
         codes: how the model reads an ordinal whose levels are the codes 0, 1, ..., k-1
             (k >= 3), as tuning scripts number alternatives (``between_method: [0, 1, 2,
             3]``): ``ordinal`` (default), by level index like any ordinal;
