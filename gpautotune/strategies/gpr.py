@@ -8,7 +8,9 @@ The seeds' method (seed 003 §4.2, figure 13.4), on BoTorch/GPyTorch:
    training rows on (``loo_after``), the GP among that one and two variants (the ``unit``
    length-scale prior, the copula output warp) whose closed-form leave-one-out means rank
    the measured values best, chosen on every fresh fit (``model_choice="loo"``, the
-   default; ``"fixed"``: that one GP always);
+   default; ``"fixed"``: that one GP always); with ``derived_inputs="predicates"`` the
+   kernel also sees the products and quotients of parameters that the space's predicates
+   name (:mod:`gpautotune.surrogate._monomials`);
 3. log-EI (or EI, PI, LCB, or GP-Hedge's draw among log-EI, log-PI and LCB by the gains
    of their earlier nominees) over the candidate pool: every unmeasured valid configuration
    when the space can be enumerated, otherwise a constrained Sobol sample, the
@@ -73,6 +75,7 @@ from gpautotune.surrogate import (
     KrigingSurrogate,
     SurrogateError,
     build_basis,
+    predicate_monomials,
     torch_threads,
 )
 from gpautotune.trial import Trial
@@ -129,6 +132,12 @@ class GPRStrategy(Strategy):
                 f"extra_inputs {unknown} are not derived quantities of the space; "
                 f"derived: {sorted(space.describe()['derived'])}"
             )
+        #: Products and quotients of parameters the predicates name (``derived_inputs``).
+        self.monomials = (
+            predicate_monomials(space, exclude=self.extra_inputs)
+            if o.derived_inputs == "predicates"
+            else ()
+        )
         #: The space as the model sees it: with ``codes="categorical"``, ordinals whose
         #: levels are codes (0, 1, ..., k-1, k >= 3) are categorical there.
         self.model_space = _model_space(space, o.codes)
@@ -164,7 +173,7 @@ class GPRStrategy(Strategy):
         """The model the ``model`` option names (a GP of ``settings``), over the
         parameters and extra inputs."""
         onehot = sum(k - 1 for k in self._onehot.values())
-        dims = self.space.dims + onehot + len(self.extra_inputs)
+        dims = self.space.dims + onehot + len(self.extra_inputs) + len(self.monomials)
         if self.options.model == "kriging":
             return KrigingSurrogate(self.options.kriging(), dims, len(self.basis))
         return GPSurrogate(settings, dims, len(self.basis))
@@ -190,12 +199,22 @@ class GPRStrategy(Strategy):
         )
         self._e_low = e.min(axis=0)
         self._e_span = np.where(np.ptp(e, axis=0) > 0, np.ptp(e, axis=0), 1.0)
+        if self.monomials:
+            m = self._monomial_columns(cols)
+            self._m_low = m.min(axis=0)
+            self._m_span = np.where(np.ptp(m, axis=0) > 0, np.ptp(m, axis=0), 1.0)
+
+    def _monomial_columns(self, cols: Any) -> np.ndarray:
+        """The log of each predicate monomial of the rows of ``cols`` (one column each)."""
+        return np.column_stack([m.log_values(cols) for m in self.monomials])
 
     def settings(self) -> dict[str, Any]:
         """The options, with ``n_init`` and ``extra_inputs`` resolved; ``screen`` only when
         set and the stall options only with ``stall`` (so earlier run keys still hold)."""
         out = {**self.options.key(), "n_init": self.n_init}
         out["extra_inputs"] = list(self.extra_inputs)
+        if self.monomials:
+            out["derived"] = [m.label for m in self.monomials]
         if self.model_space is self.space:  # the option changes nothing here
             del out["codes"]
         if out["screen"] is None:
@@ -207,14 +226,17 @@ class GPRStrategy(Strategy):
 
     # ------------------------------------------------------------ features
     def features(self, index: np.ndarray) -> np.ndarray:
-        """GP inputs: encoded parameters, extra inputs scaled to [0, 1], then standardised
-        trend features (the kernel sees the first two groups, the trend the last)."""
+        """GP inputs: encoded parameters, extra inputs and predicate monomials scaled to
+        [0, 1], then standardised trend features (the kernel sees the first three groups,
+        the trend the last)."""
         parts = [self._positions(index)]
-        if self.extra_inputs or len(self.basis):
+        if self.extra_inputs or self.monomials or len(self.basis):
             cols = self.space.columns(index)
             if self.extra_inputs:
                 e = np.column_stack([np.asarray(cols[n], dtype=float) for n in self.extra_inputs])
                 parts.append((e - self._e_low) / self._e_span)
+            if self.monomials:
+                parts.append((self._monomial_columns(cols) - self._m_low) / self._m_span)
             if len(self.basis):
                 parts.append((self.basis(cols) - self._h_mean) / self._h_scale)
         return np.hstack(parts)

@@ -19,6 +19,7 @@ from gpautotune.surrogate._linear import (
     estimable_columns,
     fit_linear,
 )
+from gpautotune.surrogate._monomials import Monomial, predicate_monomials
 from gpautotune.surrogate._trend import TrendMean
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "KrigingSettings",
     "KrigingSurrogate",
     "LinearFit",
+    "Monomial",
     "SurrogateError",
     "Term",
     "Transform",
@@ -41,5 +43,6 @@ __all__ = [
     "build_basis",
     "estimable_columns",
     "fit_linear",
+    "predicate_monomials",
     "torch_threads",
 ]

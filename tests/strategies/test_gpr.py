@@ -795,3 +795,55 @@ def test_a_model_choice_that_cannot_apply_is_refused(options, words):
 def test_the_kriging_model_is_fixed_without_being_told():
     strategy = make_strategy("gpr", BoothProblem().space, model="kriging", noise=1e-12)
     assert len(strategy._gps) == 1 and strategy.options.model_choice == "loo"
+
+
+class _Tiles(Problem):
+    """A work-group tile ``wg`` split over ``threads`` threads of ``vec``-wide vectors
+    (``wg % (threads * vec) == 0``): the time depends on the work per thread alone."""
+
+    name = "tiles"
+
+    def __init__(self) -> None:
+        self.space = Space(
+            [
+                Ordinal("wg", (16, 32, 64, 128)),
+                Ordinal("threads", (4, 8, 16)),
+                IntRange("vec", 1, 4),
+            ],
+            constraints=["wg % (threads * vec) == 0"],
+            name="tiles",
+        )
+
+    def evaluate(self, config):
+        per_thread = config["wg"] / (config["threads"] * config["vec"])
+        return Measurement.success(1.0 + (np.log2(per_thread) - 2.0) ** 2)
+
+
+def test_derived_inputs_give_the_kernel_the_products_the_predicates_name():
+    """With ``derived_inputs="predicates"`` the kernel also sees each predicate product and
+    quotient on a log scale, scaled to [0, 1] over the valid configurations, after the
+    parameters; by default it does not, and the run's settings name the option only when
+    it is set."""
+    problem = _Tiles()
+    space = problem.space
+    plain = GPRStrategy(space, seed=0, trend="constant", **FAST)
+    derived = GPRStrategy(space, seed=0, trend="constant", derived_inputs="predicates", **FAST)
+    assert [m.label for m in derived.monomials] == ["wg/(threads*vec)", "threads*vec"]
+    configs = [{"wg": 128, "threads": 4, "vec": 4}, {"wg": 16, "threads": 4, "vec": 4}]
+    rows = space.to_index(configs)
+    x, y = derived.features(rows), plain.features(rows)
+    assert x.shape == (2, 5) and y.shape == (2, 3)
+    np.testing.assert_array_equal(x[:, :3], y)
+    valid = space.to_configs(derived.pool.enumerated)
+    ratios = np.log2([c["wg"] / (c["threads"] * c["vec"]) for c in valid])
+    expected = (np.log2([128 / 16, 16 / 16]) - ratios.min()) / np.ptp(ratios)
+    np.testing.assert_allclose(x[:, 3], expected, atol=1e-12)
+    assert x[:, 4].tolist() == [x[0, 4]] * 2  # the same product, threads * vec = 16
+    assert derived.settings()["derived"] == ["wg/(threads*vec)", "threads*vec"]
+    assert "derived_inputs" not in plain.settings() and "derived" not in plain.settings()
+    assert derived.settings()["derived_inputs"] == "predicates"
+    result = tune(
+        problem, "gpr", 14, seed=1, strategy_options={**FAST, "derived_inputs": "predicates"}
+    )
+    model = [t.info for t in result.trials if t.source == "model"]
+    assert model and all(len(i["lengthscales"]) == 5 for i in model)
