@@ -4,6 +4,8 @@
         [--peers benchmarks/results/gpr/kt-loo40/peers-*runs.csv]
     python benchmarks/kt_paired_table.py --new benchmarks/results/gpr/kt-polish/runs.csv \
         --base benchmarks/results/gpr/kt-loo40/runs.csv --base-label GPR-loo40
+    python benchmarks/kt_paired_table.py --new benchmarks/results/gpr/kt-derived/runs.csv \
+        --new-label GPR-derived --base benchmarks/results/gpr/kt-derived/runs.csv --base-label GPR
 
 Pairs each seed of the new runs (``--new``, a ``benchmarks/runs_csv.py`` file) with the
 fixed GP's stored runs (the lent host's for gemm and convolution, the 2-core machine's for
@@ -14,7 +16,8 @@ Wilcoxon p, runs better / worse, the best peer's means (:func:`best_peers`: the 
 ``benchmarks/results/peers/``) and the runs above the bound (the best peer's mean at 60);
 with ``--peers``, the default paired with each table's best peer at both budgets. With
 ``--base`` (and ``--base-label``), the new runs are an option's, paired with those runs
-instead (the default's), and the columns say so.
+instead (the default's), and the columns say so; ``--new-label`` keeps one label of
+``--new`` (both arms in one file), and tables without paired seeds are left out.
 """
 
 from __future__ import annotations
@@ -66,8 +69,10 @@ def main() -> None:
     )
     parser.add_argument("--base", help="runs to pair with instead of the fixed GP's")
     parser.add_argument("--base-label", help="the label of --base's runs")
+    parser.add_argument("--new-label", help="the label of --new's runs (default: every row)")
     args = parser.parse_args()
     new = pd.read_csv(args.new)
+    new = new[new.label == args.new_label] if args.new_label else new
     if args.base:
         old = pd.read_csv(args.base)
         old = old[old.label == args.base_label] if args.base_label else old
@@ -86,6 +91,8 @@ def main() -> None:
         a = old[old.problem == table].set_index("seed")
         b = new[new.problem == table].set_index("seed")
         seeds = a.index.intersection(b.index)
+        if seeds.empty:  # a table the new runs leave out
+            continue
         cells = [table]
         for budget in (60, 120):
             x, y = a.loc[seeds, f"slowdown_{budget}"], b.loc[seeds, f"slowdown_{budget}"]
