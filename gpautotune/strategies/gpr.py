@@ -192,21 +192,16 @@ class GPRStrategy(Strategy):
         self._h_scale = (
             np.where(h.std(axis=0) > 0, h.std(axis=0), 1.0) if len(h) else np.ones(len(self.basis))
         )
-        e = (
-            np.column_stack([cols[n] for n in self.extra_inputs])
-            if self.extra_inputs
-            else np.zeros((1, 0))
-        )
+        e = self._input_columns(cols, len(reference))
         self._e_low = e.min(axis=0)
         self._e_span = np.where(np.ptp(e, axis=0) > 0, np.ptp(e, axis=0), 1.0)
-        if self.monomials:
-            m = self._monomial_columns(cols)
-            self._m_low = m.min(axis=0)
-            self._m_span = np.where(np.ptp(m, axis=0) > 0, np.ptp(m, axis=0), 1.0)
 
-    def _monomial_columns(self, cols: Any) -> np.ndarray:
-        """The log of each predicate monomial of the rows of ``cols`` (one column each)."""
-        return np.column_stack([m.log_values(cols) for m in self.monomials])
+    def _input_columns(self, cols: Any, rows: int) -> np.ndarray:
+        """The kernel's inputs besides the parameters, unscaled, one column each: the extra
+        inputs' values, then the log of each predicate monomial (``derived_inputs``)."""
+        columns = [np.asarray(cols[n], dtype=float) for n in self.extra_inputs]
+        columns += [m.log_values(cols) for m in self.monomials]
+        return np.column_stack(columns) if columns else np.zeros((rows, 0))
 
     def settings(self) -> dict[str, Any]:
         """The options, with ``n_init`` and ``extra_inputs`` resolved; ``screen`` only when
@@ -232,11 +227,9 @@ class GPRStrategy(Strategy):
         parts = [self._positions(index)]
         if self.extra_inputs or self.monomials or len(self.basis):
             cols = self.space.columns(index)
-            if self.extra_inputs:
-                e = np.column_stack([np.asarray(cols[n], dtype=float) for n in self.extra_inputs])
+            if self.extra_inputs or self.monomials:
+                e = self._input_columns(cols, len(index))
                 parts.append((e - self._e_low) / self._e_span)
-            if self.monomials:
-                parts.append((self._monomial_columns(cols) - self._m_low) / self._m_span)
             if len(self.basis):
                 parts.append((self.basis(cols) - self._h_mean) / self._h_scale)
         return np.hstack(parts)

@@ -102,6 +102,14 @@ def _key(powers: dict[str, int] | None) -> tuple[tuple[str, int], ...] | None:
     return tuple((n, sign * k) for n, k in items)
 
 
+def _combine(left: dict[str, int], right: dict[str, int], sign: int) -> dict[str, int]:
+    """The powers of ``left * right`` (``sign`` 1) or ``left / right`` (``sign`` -1)."""
+    out = dict(left)
+    for n, k in right.items():
+        out[n] = out.get(n, 0) + sign * k
+    return out
+
+
 class _Reader:
     """Monomials of expression trees over ``positive`` parameters and ``derived`` names."""
 
@@ -123,11 +131,7 @@ class _Reader:
             left, right = self.monomial(node.left), self.monomial(node.right)
             if left is None or right is None:
                 return None
-            sign = 1 if isinstance(node.op, ast.Mult) else -1
-            out = dict(left)
-            for n, k in right.items():
-                out[n] = out.get(n, 0) + sign * k
-            return out
+            return _combine(left, right, 1 if isinstance(node.op, ast.Mult) else -1)
         return None
 
     def found(self, tree: ast.expr) -> list[dict[str, int]]:
@@ -138,10 +142,7 @@ class _Reader:
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
                 left, right = self.monomial(node.left), self.monomial(node.right)
                 if left is not None and right is not None:
-                    quotient = dict(left)
-                    for n, k in right.items():
-                        quotient[n] = quotient.get(n, 0) - k
-                    out.append(quotient)
+                    out.append(_combine(left, right, -1))
             elif isinstance(node, ast.BinOp):
                 m = self.monomial(node)
                 if m is not None:
