@@ -103,12 +103,15 @@ class GPRSettings(StrategySettings):
             away from them).
         extra_inputs: derived quantities fed to the kernel besides the parameters
             (default: the space's ``model_inputs``).
-        derived_inputs: ``none`` (default) or ``predicates``: the kernel also sees, on a
-            log scale, each product and quotient of positive numeric parameters that the
-            space's predicates name (``MWG % (MDIMC * VWM) == 0`` gives ``MDIMC*VWM`` and
+        derived_inputs: ``predicates``: the kernel also sees, on a log scale, each
+            product and quotient of positive numeric parameters that the space's
+            predicates name (``MWG % (MDIMC * VWM) == 0`` gives ``MDIMC*VWM`` and
             ``MWG/(MDIMC*VWM)``; :mod:`gpautotune.surrogate._monomials`), besides
             ``extra_inputs``, so that a quantity the kernel's author restricted gets a
-            length-scale of its own (docs/benchmarks/gpr-spaces.md).
+            length-scale of its own; ``none``: it does not; ``auto`` (default):
+            ``predicates`` where the model has no ``extra_inputs`` (the space declares
+            no model inputs), ``none`` where it has some, since declared inputs are
+            the user's own account of what acts together (docs/benchmarks/gpr-spaces.md).
         screen: "screen, then tune": after the initial design, fix the parameters whose
             total Sobol index has an upper bound below this threshold (in (0, 1)) to their
             level in the best initial configuration (see
@@ -181,7 +184,6 @@ class GPRSettings(StrategySettings):
         "input_warp",
         "portfolio",
         "polish",
-        "derived_inputs",
     )
 
     n_init: PositiveInt | None = None
@@ -210,7 +212,7 @@ class GPRSettings(StrategySettings):
     feasibility: bool = True
     failed_value: Literal["none", "worst"] = "worst"
     extra_inputs: tuple[str, ...] | None = None
-    derived_inputs: Literal["none", "predicates"] = "none"
+    derived_inputs: Literal["auto", "none", "predicates"] = "auto"
     screen: Annotated[float, Field(gt=0, lt=1)] | None = None
     stall: PositiveInt | None = 7
     stall_kappa: PositiveFloat = 10.0

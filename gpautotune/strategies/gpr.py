@@ -8,9 +8,10 @@ The seeds' method (seed 003 §4.2, figure 13.4), on BoTorch/GPyTorch:
    training rows on (``loo_after``), the GP among that one and two variants (the ``unit``
    length-scale prior, the copula output warp) whose closed-form leave-one-out means rank
    the measured values best, chosen on every fresh fit (``model_choice="loo"``, the
-   default; ``"fixed"``: that one GP always); with ``derived_inputs="predicates"`` the
-   kernel also sees the products and quotients of parameters that the space's predicates
-   name (:mod:`gpautotune.surrogate._monomials`);
+   default; ``"fixed"``: that one GP always); where the model has no declared inputs
+   (``derived_inputs="auto"``, the default) the kernel also sees the products and
+   quotients of parameters that the space's predicates name
+   (:mod:`gpautotune.surrogate._monomials`);
 3. log-EI (or EI, PI, LCB, or GP-Hedge's draw among log-EI, log-PI and LCB by the gains
    of their earlier nominees) over the candidate pool: every unmeasured valid configuration
    when the space can be enumerated, otherwise a constrained Sobol sample, the
@@ -136,6 +137,7 @@ class GPRStrategy(Strategy):
         self.monomials = (
             predicate_monomials(space, exclude=self.extra_inputs)
             if o.derived_inputs == "predicates"
+            or (o.derived_inputs == "auto" and not self.extra_inputs)
             else ()
         )
         #: The space as the model sees it: with ``codes="categorical"``, ordinals whose

@@ -822,11 +822,11 @@ class _Tiles(Problem):
 def test_derived_inputs_give_the_kernel_the_products_the_predicates_name():
     """With ``derived_inputs="predicates"`` the kernel also sees each predicate product and
     quotient on a log scale, scaled to [0, 1] over the valid configurations, after the
-    parameters; by default it does not, and the run's settings name the option only when
-    it is set."""
+    parameters; with ``none`` it does not, and the run's settings name the inputs only
+    when there are some."""
     problem = _Tiles()
     space = problem.space
-    plain = GPRStrategy(space, seed=0, trend="constant", **FAST)
+    plain = GPRStrategy(space, seed=0, trend="constant", derived_inputs="none", **FAST)
     derived = GPRStrategy(space, seed=0, trend="constant", derived_inputs="predicates", **FAST)
     assert [m.label for m in derived.monomials] == ["wg/(threads*vec)", "threads*vec"]
     configs = [{"wg": 128, "threads": 4, "vec": 4}, {"wg": 16, "threads": 4, "vec": 4}]
@@ -840,10 +840,32 @@ def test_derived_inputs_give_the_kernel_the_products_the_predicates_name():
     np.testing.assert_allclose(x[:, 3], expected, atol=1e-12)
     assert x[:, 4].tolist() == [x[0, 4]] * 2  # the same product, threads * vec = 16
     assert derived.settings()["derived"] == ["wg/(threads*vec)", "threads*vec"]
-    assert "derived_inputs" not in plain.settings() and "derived" not in plain.settings()
+    assert "derived" not in plain.settings()
     assert derived.settings()["derived_inputs"] == "predicates"
     result = tune(
         problem, "gpr", 14, seed=1, strategy_options={**FAST, "derived_inputs": "predicates"}
     )
     model = [t.info for t in result.trials if t.source == "model"]
     assert model and all(len(i["lengthscales"]) == 5 for i in model)
+
+
+def test_derived_inputs_by_default_only_where_the_space_declares_no_model_inputs():
+    """The default (``auto``) derives the predicates' products and quotients for a space
+    without model inputs, and none where the space declares some (or the user names
+    ``extra_inputs``): declared inputs stand for the user's own account of the kernel."""
+    bare = _Tiles().space
+    assert [m.label for m in GPRStrategy(bare, seed=0, **FAST).monomials] == [
+        "wg/(threads*vec)",
+        "threads*vec",
+    ]
+    declared = Space(
+        list(bare.parameters),
+        constraints=["wg % (threads * vec) == 0"],
+        derived={"per_thread": "wg / (threads * vec)"},
+        model_inputs=["per_thread"],
+    )
+    assert GPRStrategy(declared, seed=0, **FAST).monomials == ()
+    assert GPRStrategy(declared, seed=0, extra_inputs=[], **FAST).monomials != ()
+    assert GPRStrategy(bare, seed=0, extra_inputs=[], derived_inputs="none", **FAST).monomials == ()
+    forced = GPRStrategy(declared, seed=0, derived_inputs="predicates", **FAST)
+    assert [m.label for m in forced.monomials] == ["threads*vec"]  # per_thread is declared
