@@ -5,6 +5,7 @@ Run: .venv/bin/python benchmarks/gpr_overhead.py [--sizes 50 120 250 500 1000] [
          --sizes 120 250 500 1000 --bits-sizes
      .venv/bin/python benchmarks/gpr_overhead.py --kt-cache ... --sizes 120 --asks 11 --seeds 0 1 2
      .venv/bin/python benchmarks/gpr_overhead.py ... --option acquisition=hedge   # an option
+     .venv/bin/python benchmarks/gpr_overhead.py --kt-cache ... --restriction "KWG % KWI == 0" ...
 
 For each size N, a GPR strategy is told N measured trials (a constrained Sobol sample of
 the problem, evaluated) and then asked for one configuration ``--asks`` times (each ask
@@ -13,7 +14,9 @@ those asks is reported (the first includes the fresh multi-start fit; with ``--s
 median over every seed's asks, each seed its own sample and run). Laplacian: K40c
 replay, exhaustive pool of ~23,000 configurations; 54 factors: ConstrainedBitsProblem,
 non-enumerable pool (sample + neighbourhoods + backlog); ``--kt-cache PATH``: a Kernel
-Tuner cache instead of the Laplacian (gemm's 17,956 configurations is the largest shared).
+Tuner cache instead of the Laplacian (gemm's 17,956 configurations is the largest shared),
+with ``--restriction`` its script's restrictions (each one adds to the model the products
+and quotients it names, ``derived_inputs``).
 """
 
 from __future__ import annotations
@@ -52,6 +55,9 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 120, 250, 500, 1000])
     parser.add_argument("--bits-sizes", type=int, nargs="*", default=[64, 245])
     parser.add_argument("--kt-cache", help="a Kernel Tuner cache replayed instead of the K40c")
+    parser.add_argument(
+        "--restriction", action="append", default=None, help="a restriction of --kt-cache"
+    )
     parser.add_argument("--asks", type=int, default=3)
     parser.add_argument(
         "--seeds", type=int, nargs="+", default=[0], help="one sample and run per seed"
@@ -64,7 +70,10 @@ def main() -> None:
     print("| problem | observations | median ask() s | min | max |")
     print("|---|---|---|---|---|")
     first = (
-        (f"{args.kt_cache} (exhaustive pool)", kt_cache_problem(args.kt_cache))
+        (
+            f"{args.kt_cache} (exhaustive pool)",
+            kt_cache_problem(args.kt_cache, restrictions=args.restriction),
+        )
         if args.kt_cache
         else ("laplacian (exhaustive pool)", laplacian_replay())
     )

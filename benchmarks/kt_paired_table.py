@@ -17,7 +17,13 @@ Wilcoxon p, runs better / worse, the best peer's means (:func:`best_peers`: the 
 with ``--peers``, the default paired with each table's best peer at both budgets. With
 ``--base`` (and ``--base-label``), the new runs are an option's, paired with those runs
 instead (the default's), and the columns say so; ``--new-label`` keeps one label of
-``--new`` (both arms in one file), and tables without paired seeds are left out.
+``--new`` (both arms in one file), and tables without paired seeds are left out. With
+``--peer-runs``, the best peers come from those runs (:func:`best_peers_of_runs`) and the
+new runs are paired with them: the comparison given the caches' restrictions,
+
+    python benchmarks/kt_paired_table.py --new benchmarks/results/gpr/kt-derived/runs.csv \
+        --new-label GPR-derived --base benchmarks/results/gpr/kt-derived/runs.csv \
+        --base-label GPR --peer-runs benchmarks/results/peers/kt-restricted/runs.csv
 """
 
 from __future__ import annotations
@@ -53,6 +59,20 @@ def best_peers() -> dict[str, tuple[tuple[float, str], ...]]:
     return best
 
 
+def best_peers_of_runs(peers: pd.DataFrame) -> dict[str, tuple[tuple[float, str], ...]]:
+    """:func:`best_peers` from the peers' runs (``runs_csv.py`` files) instead of their
+    reports: the lowest mean over each label's runs, at 60 and at 120."""
+    peers = peers[~peers.label.str.startswith("GPR") & (peers.label != "RS")]
+    means = peers.groupby(["problem", "label"])[["slowdown_60", "slowdown_120"]].mean()
+    best = {}
+    for table in sorted(means.index.get_level_values(0).unique()):
+        m = means.loc[table]
+        best[table] = tuple(
+            (round(m[c].min(), 3), str(m[c].idxmin())) for c in ("slowdown_60", "slowdown_120")
+        )
+    return best
+
+
 def fixed_runs() -> pd.DataFrame:
     host = pd.read_csv(f"{RESULTS}/kt-hedge/runs.csv")
     local = pd.read_csv(f"{RESULTS}/kt-hedge-ei-lcb/runs.csv")
@@ -69,7 +89,19 @@ def main() -> None:
     )
     parser.add_argument("--base", help="runs to pair with instead of the fixed GP's")
     parser.add_argument("--base-label", help="the label of --base's runs")
+    parser.add_argument(
+        "--names",
+        help="BASE,NEW: what the columns call the two arms (default: fixed,default; with "
+        "--base: default,option)",
+    )
     parser.add_argument("--new-label", help="the label of --new's runs (default: every row)")
+    parser.add_argument(
+        "--peer-runs",
+        nargs="+",
+        default=[],
+        help="the peers' runs (runs_csv.py files) to take the best peers from, instead of "
+        "the reports (a comparison with other problem settings, e.g. restrictions)",
+    )
     args = parser.parse_args()
     new = pd.read_csv(args.new)
     new = new[new.label == args.new_label] if args.new_label else new
@@ -79,6 +111,8 @@ def main() -> None:
         base, named = "default", "option"
     else:
         old, base, named = fixed_runs(), "fixed", "default"
+    if args.names:
+        base, named = args.names.split(",")
     print(
         f"| table | {base} at 60 | {named} at 60 | p | {base} at 120 (worst) | {named} at 120 "
         f"(worst) | p | better / worse at 120 | best peer at 60 / 120 | {named} ≤ best peer "
@@ -86,7 +120,10 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     counts = {"better": 0, "worse": 0, f"above {base}": 0, f"above {named}": 0}
-    best = best_peers()
+    peer_runs = (
+        pd.concat([pd.read_csv(path) for path in args.peer_runs]) if args.peer_runs else None
+    )
+    best = best_peers() if peer_runs is None else best_peers_of_runs(peer_runs)
     for table, ((p60, n60), (p120, n120)) in best.items():
         a = old[old.problem == table].set_index("seed")
         b = new[new.problem == table].set_index("seed")
@@ -118,8 +155,9 @@ def main() -> None:
         cells.append(f"{above[0]} / {above[1]}")
         print("| " + " | ".join(cells) + " |")
     print(f"\nat 120: {counts}")
-    if args.peers:
-        against_peers(new, pd.concat([pd.read_csv(path) for path in args.peers]), best)
+    if args.peers or peer_runs is not None:
+        peers = pd.concat([pd.read_csv(path) for path in args.peers]) if args.peers else peer_runs
+        against_peers(new, peers, best)
 
 
 def against_peers(
@@ -133,7 +171,7 @@ def against_peers(
         mine = new[new.problem == table].set_index("seed")
         for budget, (mean, peer) in zip((60, 120), table_best, strict=True):
             runs = peers[(peers.problem == table) & (peers.label == peer)].set_index("seed")
-            if runs.empty:
+            if runs.empty or mine.empty:
                 continue
             seeds = mine.index.intersection(runs.index)
             x, y = runs.loc[seeds, f"slowdown_{budget}"], mine.loc[seeds, f"slowdown_{budget}"]
