@@ -51,9 +51,11 @@ def main() -> None:
 
 
 def _row(kernel: str, host: str | None, g: pd.DataFrame) -> str:
-    """One table row: the two arms' runs of ``g`` paired by seed."""
-    speed = g.pivot(index="seed", columns="arm", values="best_speedup").dropna()
-    best = g.pivot(index="seed", columns="arm", values="best_s").loc[speed.index]
+    """One table row: the two arms' runs of ``g`` paired by seed (by host and seed where
+    the runs name their host: a seed may have run on several)."""
+    index = ["host", "seed"] if "host" in g.columns else "seed"
+    speed = g.pivot(index=index, columns="arm", values="best_speedup").dropna()
+    best = g.pivot(index=index, columns="arm", values="best_s").loc[speed.index]
     cells = []
     for arm in ("default", "fixed"):
         s = speed[arm]
