@@ -23,7 +23,8 @@ new runs are paired with them: the comparison given the caches' restrictions,
 
     python benchmarks/kt_paired_table.py --new benchmarks/results/gpr/kt-derived/runs.csv \
         --new-label GPR-derived --base benchmarks/results/gpr/kt-derived/runs.csv \
-        --base-label GPR --peer-runs benchmarks/results/peers/kt-restricted/runs.csv
+        --base-label GPR --peer-runs benchmarks/results/peers/kt-restricted/runs.csv \
+        benchmarks/results/gpr/kt-loo40/peers-optuna-gp-runs.csv --names "none,default"
 """
 
 from __future__ import annotations
@@ -45,31 +46,40 @@ def best_peers() -> dict[str, tuple[tuple[float, str], ...]]:
     """Each cache's best peer at 60 and at 120: the lowest mean slowdown (3 decimals) of
     the peers' reports, GPR's labels and our random search (``RS``) left out."""
     summary = pd.concat(pd.read_csv(f) for d in PEER_REPORTS for f in Path(d).glob("*/summary.csv"))
+    tables = [
+        t
+        for family in FAMILIES
+        for t in sorted(summary.problem.unique())
+        if t.startswith(f"{family}/")
+    ]
+    return _lowest(summary, tables)
+
+
+def best_peers_of_runs(runs: pd.DataFrame) -> dict[str, tuple[tuple[float, str], ...]]:
+    """:func:`best_peers` from the peers' runs (``runs_csv.py`` files) instead of their
+    reports: each label's mean over its runs, tables in alphabetical order."""
+    summary = (
+        runs.rename(columns={"label": "strategy", "slowdown_60": 60, "slowdown_120": 120})
+        .melt(["problem", "strategy"], [60, 120], var_name="budget", value_name="slowdown_mean")
+        .groupby(["problem", "strategy", "budget"], as_index=False)
+        .slowdown_mean.mean()
+    )
+    return _lowest(summary, sorted(summary.problem.unique()))
+
+
+def _lowest(summary: pd.DataFrame, tables: list[str]) -> dict[str, tuple[tuple[float, str], ...]]:
+    """Per table, the (mean, strategy) of the lowest ``slowdown_mean`` at 60 and at 120
+    among ``summary``'s rows (problem, strategy, budget), GPR's labels and ``RS`` left out."""
     peers = summary[~summary.strategy.str.startswith("GPR") & (summary.strategy != "RS")]
     best = {}
-    for family in FAMILIES:
-        for table in sorted(t for t in peers.problem.unique() if t.startswith(f"{family}/")):
-            first = [
-                peers[(peers.problem == table) & (peers.budget == b)]
-                .sort_values("slowdown_mean")
-                .iloc[0]
-                for b in (60, 120)
-            ]
-            best[table] = tuple((round(r.slowdown_mean, 3), r.strategy) for r in first)
-    return best
-
-
-def best_peers_of_runs(peers: pd.DataFrame) -> dict[str, tuple[tuple[float, str], ...]]:
-    """:func:`best_peers` from the peers' runs (``runs_csv.py`` files) instead of their
-    reports: the lowest mean over each label's runs, at 60 and at 120."""
-    peers = peers[~peers.label.str.startswith("GPR") & (peers.label != "RS")]
-    means = peers.groupby(["problem", "label"])[["slowdown_60", "slowdown_120"]].mean()
-    best = {}
-    for table in sorted(means.index.get_level_values(0).unique()):
-        m = means.loc[table]
-        best[table] = tuple(
-            (round(m[c].min(), 3), str(m[c].idxmin())) for c in ("slowdown_60", "slowdown_120")
-        )
+    for table in tables:
+        first = [
+            peers[(peers.problem == table) & (peers.budget == b)]
+            .sort_values("slowdown_mean")
+            .iloc[0]
+            for b in (60, 120)
+        ]
+        best[table] = tuple((round(r.slowdown_mean, 3), r.strategy) for r in first)
     return best
 
 
@@ -120,9 +130,7 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     counts = {"better": 0, "worse": 0, f"above {base}": 0, f"above {named}": 0}
-    peer_runs = (
-        pd.concat([pd.read_csv(path) for path in args.peer_runs]) if args.peer_runs else None
-    )
+    peer_runs = _read(args.peer_runs) if args.peer_runs else None
     best = best_peers() if peer_runs is None else best_peers_of_runs(peer_runs)
     for table, ((p60, n60), (p120, n120)) in best.items():
         a = old[old.problem == table].set_index("seed")
@@ -156,8 +164,12 @@ def main() -> None:
         print("| " + " | ".join(cells) + " |")
     print(f"\nat 120: {counts}")
     if args.peers or peer_runs is not None:
-        peers = pd.concat([pd.read_csv(path) for path in args.peers]) if args.peers else peer_runs
-        against_peers(new, peers, best)
+        against_peers(new, _read(args.peers) if args.peers else peer_runs, best)
+
+
+def _read(paths: list[str]) -> pd.DataFrame:
+    """The rows of several ``runs_csv.py`` files."""
+    return pd.concat([pd.read_csv(path) for path in paths])
 
 
 def against_peers(
