@@ -8,6 +8,7 @@ from gpautotune.acquisition._functions import (
 )
 from gpautotune.acquisition._hedge import PORTFOLIO, HedgeStep, draw, portfolio
 from gpautotune.acquisition._pool import POOL_MAX_RAW, CandidatePool, PoolSettings
+from gpautotune.acquisition._trust import TrustRegion
 
 __all__ = [
     "POOL_MAX_RAW",
@@ -16,6 +17,7 @@ __all__ = [
     "HedgeStep",
     "PORTFOLIO",
     "PoolSettings",
+    "TrustRegion",
     "draw",
     "make_acquisition",
     "portfolio",

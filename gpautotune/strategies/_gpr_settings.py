@@ -145,6 +145,12 @@ class GPRSettings(StrategySettings):
             the fastest one-parameter move of the best configuration can be ranked last
             among its moves by every acquisition (docs/benchmarks/gpr-spaces.md,
             "The default's trapped runs, traced").
+        trust_region: restrict the model steps' candidates to a TuRBO-style box around
+            the best configuration (side 0.8 of the unit box at first, doubled after 3
+            improving measurements in a row, halved after ``max(4, dims)`` without one,
+            started again below 0.5**7; :mod:`gpautotune.acquisition._trust`); the whole
+            pool where the box holds no unmeasured configuration. Escape steps are not
+            restricted. Default off (docs/benchmarks/gpr-spaces.md).
         codes: how the model reads an ordinal whose levels are the codes 0, 1, ..., k-1
             (k >= 3), as tuning scripts number alternatives (``between_method: [0, 1, 2,
             3]``): ``ordinal`` (default), by level index like any ordinal;
@@ -184,6 +190,7 @@ class GPRSettings(StrategySettings):
         "input_warp",
         "portfolio",
         "polish",
+        "trust_region",
     )
 
     n_init: PositiveInt | None = None
@@ -218,6 +225,7 @@ class GPRSettings(StrategySettings):
     stall_kappa: PositiveFloat = 10.0
     escape: Literal["cycle", "far", "lcb", "poll", "rotate"] = "rotate"
     polish: Annotated[float, Field(ge=0, lt=1)] = 0.0
+    trust_region: bool = False
     codes: Literal["categorical", "ordinal"] = "ordinal"
     model: Literal["gp", "kriging"] = "gp"
     refit_every: PositiveInt = 1

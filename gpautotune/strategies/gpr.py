@@ -56,6 +56,7 @@ from gpautotune.acquisition import (
     Acquisition,
     CandidatePool,
     HedgeStep,
+    TrustRegion,
     draw,
     make_acquisition,
     portfolio,
@@ -170,6 +171,8 @@ class GPRStrategy(Strategy):
         self.screening = Screening(o.screen) if o.screen is not None else None
         #: The batch being measured with ``refit_every``: its first trial and its picks.
         self._batch: tuple[int, list[Proposal]] | None = None
+        #: The rules of the candidates' trust region (``trust_region``), else None.
+        self.trust = TrustRegion.for_dims(space.dims) if o.trust_region else None
 
     def _surrogate(self, settings: GPSettings) -> GPSurrogate | KrigingSurrogate:
         """The model the ``model`` option names (a GP of ``settings``), over the
@@ -376,8 +379,9 @@ class GPRStrategy(Strategy):
         arm, gains = self._hedge_draw(step, past) if hedge else (None, None)
         # a batch fitted to earlier trials scores what they left unmeasured, as it did then
         seen = self._seen_among(trials) if batch else self.is_seen
+        side = self._trust_side(trials) if self.trust is not None and not escape else None
         rows, scores, sources, picked, picks, nominees = self._pick(
-            n, step, y, escape, trials, seen, rows_pending, arm
+            n, step, y, escape, trials, seen, rows_pending, arm, side
         )
         if not escape:  # an escape step's LCB scores say nothing of the backlog's EI
             self.pool.keep_backlog(rows, scores, picked)
@@ -407,6 +411,7 @@ class GPRStrategy(Strategy):
             "noise": report.noise,
             "pool": counts,
             "n_train": len(y),
+            **({"trust": side} if side is not None else {}),
             **({"loo": loo} if loo is not None else {}),
             **fit.info(),
         }
@@ -456,13 +461,15 @@ class GPRStrategy(Strategy):
         seen: Callable[[np.ndarray], np.ndarray],
         pending: np.ndarray,
         arm: int | None = None,
+        side: float | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[ModelPick], np.ndarray]:
         """Up to ``n`` picks of the fitted model, conditioned on the ``pending`` rows (in
         flight elsewhere) and on each pick after the first (the kriging believer; with
         ``refit_every`` > 1, the best ``n`` of one scoring): the scored rows, their scores
         and sources, the picked positions and the picks. With a portfolio ``arm``
         (``acquisition="hedge"``), that acquisition picks, and the last value returned
-        is every portfolio acquisition's best row of the first scoring (its nominee)."""
+        is every portfolio acquisition's best row of the first scoring (its nominee). With
+        a trust region's ``side``, only the pool's rows in its box are kept, if any."""
         best_f = float(self.gp.transform(y).min())
         feasible = self._feasibility_model(trials)
         model = self.gp.model
@@ -510,8 +517,12 @@ class GPRStrategy(Strategy):
                     rows, scores, sources = poll, scorer(poll), np.full(len(poll), "poll")
                 else:  # the regular pool, or an escape with every poll move measured
                     rows, scores, sources = self.pool.propose(step, seen, scorer)
-                if far:  # only configurations far from the best (another basin), if any
-                    keep = self._far_from_best(rows, trials)
+                if far or side is not None:  # another basin, or the trust region, if any
+                    keep = (
+                        self._far_from_best(rows, trials)
+                        if far
+                        else self._in_trust(rows, trials, side)
+                    )
                     if keep.any():
                         rows, scores, sources = rows[keep], scores[keep], sources[keep]
                 if record:  # the calls scored the pool's rows in order
@@ -662,6 +673,20 @@ class GPRStrategy(Strategy):
         best = _best(trials)
         row = self.space.to_index([best.config])[0]
         return (rows != row).sum(axis=1) >= (self.space.dims + 1) // 2
+
+    def _trust_side(self, trials: Sequence[Trial]) -> float:
+        """The trust region's side after ``trials`` (replayed from the design's best)."""
+        assert self.trust is not None
+        values = [t.value if t.ok else None for t in trials]
+        return self.trust.length(values, min(self.n_init, len(values)))
+
+    def _in_trust(self, rows: np.ndarray, trials: Sequence[Trial], side: float) -> np.ndarray:
+        """A mask of the ``rows`` in the box of ``side`` around the best of ``trials``."""
+        best = _best(trials)
+        if best is None or self.trust is None:
+            return np.ones(len(rows), dtype=bool)
+        center = self._numeric(self.space.to_index([best.config]))[0]
+        return TrustRegion.inside(self._numeric(rows), center, side)
 
     def _poll_set(self, ok: Sequence[Trial]) -> np.ndarray:
         """Unmeasured valid configurations one parameter away (any level) from the best;

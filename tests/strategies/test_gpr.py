@@ -869,3 +869,41 @@ def test_derived_inputs_by_default_only_where_the_space_declares_no_model_inputs
     assert GPRStrategy(bare, seed=0, extra_inputs=[], derived_inputs="none", **FAST).monomials == ()
     forced = GPRStrategy(declared, seed=0, derived_inputs="predicates", **FAST)
     assert [m.label for m in forced.monomials] == ["threads*vec"]  # per_thread is declared
+
+
+def test_trust_region_keeps_model_picks_in_the_box_around_the_best():
+    """With ``trust_region``, each regular model step records the side replayed from the
+    values before it and picks inside the box of that side around the best configuration
+    (when the box still holds an unmeasured one); escape steps are not restricted."""
+    from gpautotune.acquisition import TrustRegion
+
+    problem = _Box()
+    space = problem.space
+    options = {"n_init": 4, "restarts": 0, "stall": 3, "trust_region": True}
+    trials = tune(problem, "gpr", 40, seed=2, strategy_options=options).trials
+    rules = TrustRegion.for_dims(space.dims)
+    encode = space.encode
+    sides, inside = set(), 0
+    for i, t in enumerate(trials):
+        if t.source != "model" or _escape(t):
+            assert "trust" not in t.info
+            continue
+        side = t.info["trust"]
+        assert side == pytest.approx(rules.length([u.value for u in trials[:i]], 4))
+        sides.add(side)
+        best = min(trials[:i], key=lambda u: u.value)
+        center = encode(space.to_index([best.config]))[0]
+        seen = space.to_index([u.config for u in trials[:i]])
+        every = np.array(np.meshgrid(*[range(6)] * 3, indexing="ij")).reshape(3, -1).T
+        unseen = every[~(every[:, None, :] == seen[None, :, :]).all(-1).any(1)]
+        if TrustRegion.inside(encode(unseen), center, side).any():
+            assert TrustRegion.inside(encode(space.to_index([t.config])), center, side)[0]
+            inside += 1
+    assert inside >= 10 and len(sides) >= 2, (inside, sides)
+
+
+def test_trust_region_leaves_the_run_key_of_default_runs():
+    space = _Box().space
+    off = make_strategy("gpr", space, seed=1)
+    on = make_strategy("gpr", space, seed=1, trust_region=True)
+    assert "trust_region" not in off.settings() and on.settings()["trust_region"] is True
