@@ -379,7 +379,7 @@ class GPRStrategy(Strategy):
         arm, gains = self._hedge_draw(step, past) if hedge else (None, None)
         # a batch fitted to earlier trials scores what they left unmeasured, as it did then
         seen = self._seen_among(trials) if batch else self.is_seen
-        side = self._trust_side(trials) if self.trust is not None and not escape else None
+        side = None if escape else self._trust_side(trials)
         rows, scores, sources, picked, picks, nominees = self._pick(
             n, step, y, escape, trials, seen, rows_pending, arm, side
         )
@@ -674,16 +674,18 @@ class GPRStrategy(Strategy):
         row = self.space.to_index([best.config])[0]
         return (rows != row).sum(axis=1) >= (self.space.dims + 1) // 2
 
-    def _trust_side(self, trials: Sequence[Trial]) -> float:
-        """The trust region's side after ``trials`` (replayed from the design's best)."""
-        assert self.trust is not None
+    def _trust_side(self, trials: Sequence[Trial]) -> float | None:
+        """The trust region's side after ``trials`` (replayed from the design's best);
+        None without ``trust_region``."""
+        if self.trust is None:
+            return None
         values = [t.value if t.ok else None for t in trials]
         return self.trust.length(values, min(self.n_init, len(values)))
 
     def _in_trust(self, rows: np.ndarray, trials: Sequence[Trial], side: float) -> np.ndarray:
         """A mask of the ``rows`` in the box of ``side`` around the best of ``trials``."""
         best = _best(trials)
-        if best is None or self.trust is None:
+        if best is None:
             return np.ones(len(rows), dtype=bool)
         center = self._numeric(self.space.to_index([best.config]))[0]
         return TrustRegion.inside(self._numeric(rows), center, side)

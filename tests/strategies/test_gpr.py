@@ -3,6 +3,7 @@ import pandas as pd
 import pytest
 import torch
 
+from gpautotune.acquisition import TrustRegion
 from gpautotune.exceptions import ConfigError
 from gpautotune.problems import Measurement, Problem, Status
 from gpautotune.problems.synthetic import (
@@ -875,8 +876,6 @@ def test_trust_region_keeps_model_picks_in_the_box_around_the_best():
     """With ``trust_region``, each regular model step records the side replayed from the
     values before it and picks inside the box of that side around the best configuration
     (when the box still holds an unmeasured one); escape steps are not restricted."""
-    from gpautotune.acquisition import TrustRegion
-
     problem = _Box()
     space = problem.space
     options = {"n_init": 4, "restarts": 0, "stall": 3, "trust_region": True}
