@@ -8,6 +8,7 @@ from gpautotune.acquisition._functions import (
 )
 from gpautotune.acquisition._hedge import PORTFOLIO, HedgeStep, draw, portfolio
 from gpautotune.acquisition._pool import POOL_MAX_RAW, CandidatePool, PoolSettings
+from gpautotune.acquisition._thompson import thompson_pick, thompson_subset
 from gpautotune.acquisition._trust import TrustRegion
 
 __all__ = [
@@ -23,4 +24,6 @@ __all__ = [
     "portfolio",
     "score_candidates",
     "score_many",
+    "thompson_pick",
+    "thompson_subset",
 ]

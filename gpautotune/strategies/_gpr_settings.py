@@ -25,6 +25,16 @@ T = TypeVar("T")
 
 __all__ = ["GPRSettings"]
 
+#: A GP that ``model_choice: loo`` may choose: the run's own with one setting changed.
+Variant = Literal["unit", "copula", "gamma", "matern32", "rbf"]
+VARIANTS: dict[str, dict[str, str]] = {
+    "unit": {"lengthscale_prior": "unit"},
+    "copula": {"output_warp": "copula"},
+    "gamma": {"lengthscale_prior": "gamma"},
+    "matern32": {"kernel": "matern32"},
+    "rbf": {"kernel": "rbf"},
+}
+
 
 def _noise(value: Any) -> str | float:
     """``"learned"`` or a variance >= 0 (numbers in strings too, as YAML writes ``1e-4``)."""
@@ -68,8 +78,9 @@ class GPRSettings(StrategySettings):
         input_warp: ``none`` or ``kumaraswamy`` (a learned Kumaraswamy CDF per kernel
             input; see :class:`~gpautotune.surrogate.GPSettings`).
         model_choice: ``loo`` (default): on every fresh fit (the first, then every
-            ``fresh_every``-th) from ``loo_after`` training rows on, also fit the same GP
-            with ``lengthscale_prior: unit`` and with ``output_warp: copula``, and keep
+            ``fresh_every``-th) from ``loo_after`` training rows on, also fit the GPs of
+            ``variants`` (by default the same GP with ``lengthscale_prior: unit`` and
+            with ``output_warp: copula``), and keep
             until the next fresh fit the one whose leave-one-out means rank the measured
             values best (Spearman; failed configurations left out), since each of those
             variants removes trapped runs on some tables and makes others
@@ -77,6 +88,11 @@ class GPRSettings(StrategySettings):
             recorded in the step's info (``loo``). ``fixed``: the GP these options
             describe, always. With ``model="kriging"`` there is no GP to choose among, and
             the model is fixed.
+        variants: the GPs ``model_choice: loo`` chooses among besides the run's own, each
+            the same GP with one setting changed: ``unit`` (``lengthscale_prior:
+            unit``), ``copula`` (``output_warp: copula``), ``gamma`` (``lengthscale_prior:
+            gamma``), ``matern32`` and ``rbf`` (``kernel``). Default ``[unit, copula]``;
+            ties go to the earlier, the run's own GP first.
         loo_after: the fewest training rows a fresh fit chooses on (default 40); the
             fresh fits on fewer keep the run's own GP (a Spearman correlation over an
             initial design's 10 to 20 points has a standard error near 0.2, more than the
@@ -151,6 +167,14 @@ class GPRSettings(StrategySettings):
             started again below 0.5**7; :mod:`gpautotune.acquisition._trust`); the whole
             pool where the box holds no unmeasured configuration. Escape steps are not
             restricted. Default off (docs/benchmarks/gpr-spaces.md).
+        thompson_every: from the ``thompson_after`` share of the run's budget on, every
+            this many steps (counted by trials, so a resumed run draws where the first
+            did) the first pick is the minimiser of one joint draw of the GP's posterior
+            (Thompson sampling; :mod:`gpautotune.acquisition._thompson`) over the 500
+            best candidates by the acquisition and 500 others, those more likely to fail
+            than not left out. Escape steps take precedence. Default none (off).
+        thompson_after: the share of the budget before the first Thompson step (without
+            a budget: from the initial design on). Default 0.5.
         codes: how the model reads an ordinal whose levels are the codes 0, 1, ..., k-1
             (k >= 3), as tuning scripts number alternatives (``between_method: [0, 1, 2,
             3]``): ``ordinal`` (default), by level index like any ordinal;
@@ -191,6 +215,9 @@ class GPRSettings(StrategySettings):
         "portfolio",
         "polish",
         "trust_region",
+        "thompson_every",
+        "variants",
+        "thompson_after",
     )
 
     n_init: PositiveInt | None = None
@@ -207,6 +234,7 @@ class GPRSettings(StrategySettings):
     input_warp: Literal["none", "kumaraswamy"] = "none"
     model_choice: Literal["fixed", "loo"] = "loo"
     loo_after: NonNegativeInt = 40
+    variants: tuple[Variant, ...] = ("unit", "copula")
     restarts: NonNegativeInt = 1
     fresh_every: PositiveInt = 10
     lengthscale_max: Annotated[float, Field(gt=0.05)] | None = None
@@ -226,6 +254,8 @@ class GPRSettings(StrategySettings):
     escape: Literal["cycle", "far", "lcb", "poll", "rotate"] = "rotate"
     polish: Annotated[float, Field(ge=0, lt=1)] = 0.0
     trust_region: bool = False
+    thompson_every: PositiveInt | None = None
+    thompson_after: Annotated[float, Field(ge=0, lt=1)] = 0.5
     codes: Literal["categorical", "ordinal"] = "ordinal"
     model: Literal["gp", "kriging"] = "gp"
     refit_every: PositiveInt = 1
@@ -260,12 +290,13 @@ class GPRSettings(StrategySettings):
                 f"{where}: model_choice 'loo' chooses among GPs and model 'kriging' has "
                 "none; give model_choice: fixed or model: gp"
             )
-        default = cls.parameters()["loo_after"].default
-        if options.get("loo_after", default) != default and settings.model_choice != "loo":
-            raise ConfigError(
-                f"{where}: loo_after sets when model_choice 'loo' chooses; "
-                "give model_choice: loo or leave loo_after out"
-            )
+        for name, what in (("loo_after", "when"), ("variants", "among what")):
+            default = cls.parameters()[name].default
+            if options.get(name, default) != default and settings.model_choice != "loo":
+                raise ConfigError(
+                    f"{where}: {name} sets {what} model_choice 'loo' chooses; "
+                    f"give model_choice: loo or leave {name} out"
+                )
         return settings
 
     def kriging(self) -> KrigingSettings:
@@ -286,11 +317,7 @@ class GPRSettings(StrategySettings):
         own = self.gp()
         if self.model_choice == "fixed" or self.model == "kriging":
             return (own,)
-        variants = [
-            own,
-            dataclasses.replace(own, lengthscale_prior="unit"),
-            dataclasses.replace(own, output_warp="copula"),
-        ]
+        variants = [own, *(dataclasses.replace(own, **VARIANTS[v]) for v in self.variants)]
         return tuple(v for i, v in enumerate(variants) if v not in variants[:i])
 
     def pool(self) -> PoolSettings:

@@ -61,6 +61,8 @@ from gpautotune.acquisition import (
     make_acquisition,
     portfolio,
     score_many,
+    thompson_pick,
+    thompson_subset,
 )
 from gpautotune.exceptions import ConfigError
 from gpautotune.space import Categorical, Ordinal, Parameter, Space, sample_index
@@ -481,6 +483,7 @@ class GPRStrategy(Strategy):
         o = self.options
         ranked = o.refit_every > 1
         far = escape and self._far_escape(step)
+        thompson = not escape and self._thompson(step)
         nominees = np.empty((0, self.space.dims))
         regular = self._portfolio[arm] if arm is not None else (o.acquisition, o.kappa)
         kind, kappa = ("lcb", o.stall_kappa) if escape and not far else regular
@@ -532,9 +535,12 @@ class GPRStrategy(Strategy):
                 scores[picked] = -np.inf
             if not len(rows) or not np.isfinite(scores).any():
                 break
-            best = int(np.argmax(scores))
+            drawn = thompson and q == 0
+            best = self._thompson_row(model, rows, scores, feasible, step) if drawn else None
+            best = int(np.argmax(scores)) if best is None else best
             picked.append(best)
-            picks.append(ModelPick(str(sources[best]), float(scores[best]), escape and q == 0))
+            source = "thompson" if drawn else str(sources[best])
+            picks.append(ModelPick(source, float(scores[best]), escape and q == 0))
             if q + 1 < n and not ranked:
                 model, best_f = self._believe(model, rows[best][None, :], best_f)
         return rows, scores, sources, np.array(picked, dtype=int), picks, nominees
@@ -673,6 +679,33 @@ class GPRStrategy(Strategy):
         best = _best(trials)
         row = self.space.to_index([best.config])[0]
         return (rows != row).sum(axis=1) >= (self.space.dims + 1) // 2
+
+    def _thompson(self, step: int) -> bool:
+        """With ``thompson_every``, whether the model step at ``step`` trials draws its
+        first pick by Thompson sampling (every that many steps from the
+        ``thompson_after`` share of the budget on)."""
+        every = self.options.thompson_every
+        if every is None:
+            return False
+        share = self.options.thompson_after
+        start = self.n_init if self.budget is None else round(share * self.budget)
+        start = max(start, self.n_init)
+        return step >= start and (step - start) % every == 0
+
+    def _thompson_row(
+        self, model: Any, rows: np.ndarray, scores: np.ndarray, feasible: Any, step: int
+    ) -> int | None:
+        """The position among ``rows`` of the Thompson pick (seeded by the run's seed and
+        ``step``): one joint posterior draw over the best and a spread of the other scored
+        rows, those more likely to fail than not left out; None when none is left."""
+        rng = np.random.default_rng([self.seed or 0, step, 0x7505])
+        subset = thompson_subset(scores, rng)
+        p = self._success(rows[subset], feasible)
+        if p is not None and (p >= 0.5).any():
+            subset = subset[p >= 0.5]
+        if not len(subset):
+            return None
+        return int(subset[thompson_pick(model, self.features(rows[subset]), rng)])
 
     def _trust_side(self, trials: Sequence[Trial]) -> float | None:
         """The trust region's side after ``trials`` (replayed from the design's best);

@@ -786,6 +786,8 @@ def test_the_default_keeps_its_own_gp_below_40_rows():
     [
         ({"model": "kriging", "noise": 1e-12, "model_choice": "loo"}, "model 'kriging' has none"),
         ({"model_choice": "fixed", "loo_after": 30}, "loo_after sets when"),
+        ({"model_choice": "fixed", "variants": ["gamma"]}, "variants sets among what"),
+        ({"variants": ["matern72"]}, "variants"),
     ],
 )
 def test_a_model_choice_that_cannot_apply_is_refused(options, words):
@@ -906,3 +908,45 @@ def test_trust_region_leaves_the_run_key_of_default_runs():
     off = make_strategy("gpr", space, seed=1)
     on = make_strategy("gpr", space, seed=1, trust_region=True)
     assert "trust_region" not in off.settings() and on.settings()["trust_region"] is True
+
+
+def test_thompson_steps_come_every_k_steps_from_the_share_of_the_budget():
+    """With ``thompson_every: 3`` and a budget of 30, the regular model steps at 15, 18,
+    21, ... trials pick by Thompson sampling (``picked_from: thompson``), no other step
+    does, and a seeded run repeats its draws."""
+    options = {"n_init": 6, "restarts": 0, "thompson_every": 3}
+    runs = [tune(_Box(), "gpr", 30, seed=4, strategy_options=options).trials for _ in range(2)]
+    assert [t.config for t in runs[0]] == [t.config for t in runs[1]]
+    drawn = [i for i, t in enumerate(runs[0]) if t.info.get("picked_from") == "thompson"]
+    expected = [
+        i
+        for i, t in enumerate(runs[0])
+        if t.source == "model" and not _escape(t) and i >= 15 and (i - 15) % 3 == 0
+    ]
+    assert drawn == expected and len(drawn) >= 3
+
+
+def test_thompson_leaves_the_run_key_of_default_runs():
+    space = _Box().space
+    off = make_strategy("gpr", space, seed=1)
+    on = make_strategy("gpr", space, seed=1, thompson_every=4)
+    assert "thompson_every" not in off.settings() and on.settings()["thompson_every"] == 4
+
+
+def test_variants_name_the_gps_the_loo_choice_scores():
+    """``variants`` lists the GPs scored beside the run's own, each the same GP with one
+    setting changed, in order; one equal to the run's own is left out."""
+    space = _Box().space
+    strategy = make_strategy("gpr", space, seed=1, variants=["matern32", "gamma", "rbf"])
+    kernels = [gp.settings.kernel for gp in strategy._gps]
+    priors = [gp.settings.lengthscale_prior for gp in strategy._gps]
+    assert kernels == ["matern52", "matern32", "matern52", "rbf"]
+    assert priors == ["dim_scaled", "dim_scaled", "gamma", "dim_scaled"]
+    assert strategy.settings()["variants"] == ("matern32", "gamma", "rbf")
+    assert "variants" not in make_strategy("gpr", space, seed=1).settings()
+    same = make_strategy("gpr", space, seed=1, kernel="matern32", variants=["matern32", "unit"])
+    assert len(same._gps) == 2
+    options = {**FAST, "loo_after": 0, "fresh_every": 4, "variants": ["matern32", "gamma"]}
+    result = tune(BoothProblem(), "gpr", 16, seed=2, strategy_options=options)
+    scored = [t.info["loo"] for t in result.trials if "loo" in t.info]
+    assert scored and all(len(s) == 3 for s in scored)
