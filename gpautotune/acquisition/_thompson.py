@@ -12,8 +12,11 @@ favour the most uncertain). Over an enumerated table (up to 100,000 configuratio
 joint draw is too large, so it is taken over a subset: the ``top`` candidates by the
 step's acquisition and ``spread`` others drawn uniformly, seeded by the step. BoTorch's
 ``MaxPosteriorSampling`` does the same draw through ``posterior.rsample``, which takes no
-seed of its own; here the standard normals come from the step's NumPy generator so that a
-replayed step (a resumed run) draws the same sample.
+seed of its own, and ``rsample_from_base_samples``, which does, factors a covariance larger
+than GPyTorch's ``max_cholesky_size`` (800 rows; a draw here has up to 1,000) by Lanczos, an
+approximation; here the covariance is factored by Cholesky and the standard normals come
+from the step's NumPy generator, so that a replayed step (a resumed run) draws the same
+sample.
 """
 
 from __future__ import annotations

@@ -536,8 +536,10 @@ class GPRStrategy(Strategy):
             if not len(rows) or not np.isfinite(scores).any():
                 break
             drawn = thompson and q == 0
-            best = self._thompson_row(model, rows, scores, feasible, step) if drawn else None
-            best = int(np.argmax(scores)) if best is None else best
+            if drawn:
+                best = self._thompson_row(model, rows, scores, feasible, step)
+            else:
+                best = int(np.argmax(scores))
             picked.append(best)
             source = "thompson" if drawn else str(sources[best])
             picks.append(ModelPick(source, float(scores[best]), escape and q == 0))
@@ -687,24 +689,22 @@ class GPRStrategy(Strategy):
         every = self.options.thompson_every
         if every is None:
             return False
-        share = self.options.thompson_after
-        start = self.n_init if self.budget is None else round(share * self.budget)
-        start = max(start, self.n_init)
+        start = self.n_init
+        if self.budget is not None:
+            start = max(start, round(self.options.thompson_after * self.budget))
         return step >= start and (step - start) % every == 0
 
     def _thompson_row(
         self, model: Any, rows: np.ndarray, scores: np.ndarray, feasible: Any, step: int
-    ) -> int | None:
-        """The position among ``rows`` of the Thompson pick (seeded by the run's seed and
-        ``step``): one joint posterior draw over the best and a spread of the other scored
-        rows, those more likely to fail than not left out; None when none is left."""
+    ) -> int:
+        """The position among ``rows`` (some of whose ``scores`` are finite) of the
+        Thompson pick, seeded by the run's seed and ``step``: one joint posterior draw over
+        the best and a spread of the other scored rows, those more likely to fail than not
+        left out."""
         rng = np.random.default_rng([self.seed or 0, step, 0x7505])
         subset = thompson_subset(scores, rng)
-        p = self._success(rows[subset], feasible)
-        if p is not None and (p >= 0.5).any():
-            subset = subset[p >= 0.5]
-        if not len(subset):
-            return None
+        keep = self._likely_to_run(self._success(rows[subset], feasible))
+        subset = subset if keep is None else subset[keep]
         return int(subset[thompson_pick(model, self.features(rows[subset]), rng)])
 
     def _trust_side(self, trials: Sequence[Trial]) -> float | None:
@@ -775,5 +775,14 @@ class GPRStrategy(Strategy):
         if p is None:
             return scores
         if kind == "lcb":
-            return np.where(p >= 0.5, scores, -np.inf) if (p >= 0.5).any() else scores
+            keep = GPRStrategy._likely_to_run(p)
+            return scores if keep is None else np.where(keep, scores, -np.inf)
         return scores + np.log(p) if kind in ("logei", "pi") else scores * p
+
+    @staticmethod
+    def _likely_to_run(p: np.ndarray | None) -> np.ndarray | None:
+        """Which candidates with success probabilities ``p`` are more likely to run than
+        not; None (keep them all) without a classifier or where none is."""
+        if p is None or not (p >= 0.5).any():
+            return None
+        return p >= 0.5
