@@ -2,6 +2,7 @@
 
 from gpautotune.acquisition._functions import (
     Acquisition,
+    expected_improvement,
     make_acquisition,
     score_candidates,
     score_many,
@@ -20,6 +21,7 @@ __all__ = [
     "PoolSettings",
     "TrustRegion",
     "draw",
+    "expected_improvement",
     "make_acquisition",
     "portfolio",
     "score_candidates",

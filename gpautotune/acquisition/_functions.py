@@ -41,7 +41,13 @@ from botorch.utils.probability.utils import log_ndtr
 from gpytorch.likelihoods import FixedNoiseGaussianLikelihood, GaussianLikelihood
 from linear_operator.utils.cholesky import psd_safe_cholesky
 
-__all__ = ["Acquisition", "make_acquisition", "score_candidates", "score_many"]
+__all__ = [
+    "Acquisition",
+    "expected_improvement",
+    "make_acquisition",
+    "score_candidates",
+    "score_many",
+]
 
 Acquisition = Literal["logei", "ei", "pi", "lcb"]
 #: The acquisitions :func:`score_many` computes from a precomputed posterior.
@@ -99,6 +105,16 @@ def score_many(
             for part, v in zip(out, values, strict=True):
                 part.append(v.numpy())
     return [np.concatenate(part) for part in out]
+
+
+def expected_improvement(mean: np.ndarray, sd: np.ndarray, best_f: float) -> np.ndarray:
+    """Expected improvement below ``best_f`` of a model other than a GP (a random forest)
+    whose predictions at the candidates have means ``mean`` and standard deviations
+    ``sd``, by BoTorch's formula (``ei``); a zero ``sd`` counts as 1e-9."""
+    mean_t = torch.as_tensor(mean, dtype=torch.float64)
+    sigma = torch.as_tensor(sd, dtype=torch.float64).clamp_min(1e-9)
+    u = _scaled_improvement(mean_t, sigma, torch.tensor(best_f, dtype=torch.float64), False)
+    return (sigma * _ei_helper(u)).numpy()
 
 
 def _is_exact_gp(model: Model) -> bool:

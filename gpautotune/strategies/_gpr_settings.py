@@ -175,6 +175,16 @@ class GPRSettings(StrategySettings):
             than not left out. Escape steps take precedence. Default none (off).
         thompson_after: the share of the budget before the first Thompson step (without
             a budget: from the initial design on). Default 0.5.
+        forest_every: from the ``forest_after`` share of the run's budget on, every this
+            many steps (counted by trials) the first pick is the candidate of the GP's
+            pool with the highest expected improvement by a random forest fitted to the
+            same inputs and log values (SMAC's model;
+            :class:`~gpautotune.surrogate.ForestSurrogate`), times the probability of
+            success; among equal forest scores, the GP's acquisition decides. A second
+            model whose errors are not the GP's. Escape and Thompson steps take
+            precedence. Default none (off).
+        forest_after: the share of the budget before the first forest step (without a
+            budget: from the initial design on). Default 0.5.
         codes: how the model reads an ordinal whose levels are the codes 0, 1, ..., k-1
             (k >= 3), as tuning scripts number alternatives (``between_method: [0, 1, 2,
             3]``): ``ordinal`` (default), by level index like any ordinal;
@@ -218,6 +228,8 @@ class GPRSettings(StrategySettings):
         "thompson_every",
         "variants",
         "thompson_after",
+        "forest_every",
+        "forest_after",
     )
 
     n_init: PositiveInt | None = None
@@ -256,6 +268,8 @@ class GPRSettings(StrategySettings):
     trust_region: bool = False
     thompson_every: PositiveInt | None = None
     thompson_after: Annotated[float, Field(ge=0, lt=1)] = 0.5
+    forest_every: PositiveInt | None = None
+    forest_after: Annotated[float, Field(ge=0, lt=1)] = 0.5
     codes: Literal["categorical", "ordinal"] = "ordinal"
     model: Literal["gp", "kriging"] = "gp"
     refit_every: PositiveInt = 1

@@ -58,6 +58,7 @@ from gpautotune.acquisition import (
     HedgeStep,
     TrustRegion,
     draw,
+    expected_improvement,
     make_acquisition,
     portfolio,
     score_many,
@@ -74,6 +75,7 @@ from gpautotune.strategies._screening import Screening
 from gpautotune.surrogate import (
     SHORTCUTS,
     FitReport,
+    ForestSurrogate,
     GPSettings,
     GPSurrogate,
     KrigingSurrogate,
@@ -484,6 +486,7 @@ class GPRStrategy(Strategy):
         ranked = o.refit_every > 1
         far = escape and self._far_escape(step)
         thompson = not escape and self._thompson(step)
+        forest = not escape and not thompson and self._forest(step)
         nominees = np.empty((0, self.space.dims))
         regular = self._portfolio[arm] if arm is not None else (o.acquisition, o.kappa)
         kind, kappa = ("lcb", o.stall_kappa) if escape and not far else regular
@@ -536,12 +539,15 @@ class GPRStrategy(Strategy):
             if not len(rows) or not np.isfinite(scores).any():
                 break
             drawn = thompson and q == 0
+            second = forest and q == 0
             if drawn:
                 best = self._thompson_row(model, rows, scores, feasible, step)
+            elif second:
+                best = self._forest_row(rows, scores, trials, feasible, step)
             else:
                 best = int(np.argmax(scores))
             picked.append(best)
-            source = "thompson" if drawn else str(sources[best])
+            source = "thompson" if drawn else "forest" if second else str(sources[best])
             picks.append(ModelPick(source, float(scores[best]), escape and q == 0))
             if q + 1 < n and not ranked:
                 model, best_f = self._believe(model, rows[best][None, :], best_f)
@@ -686,12 +692,22 @@ class GPRStrategy(Strategy):
         """With ``thompson_every``, whether the model step at ``step`` trials draws its
         first pick by Thompson sampling (every that many steps from the
         ``thompson_after`` share of the budget on)."""
-        every = self.options.thompson_every
+        return self._scheduled(step, self.options.thompson_every, self.options.thompson_after)
+
+    def _forest(self, step: int) -> bool:
+        """With ``forest_every``, whether the model step at ``step`` trials takes its first
+        pick by the random forest's expected improvement (every that many steps from the
+        ``forest_after`` share of the budget on)."""
+        return self._scheduled(step, self.options.forest_every, self.options.forest_after)
+
+    def _scheduled(self, step: int, every: int | None, after: float) -> bool:
+        """Whether ``step`` is one of every ``every`` steps from the ``after`` share of the
+        budget (at least the initial design) on; never when ``every`` is None."""
         if every is None:
             return False
         start = self.n_init
         if self.budget is not None:
-            start = max(start, round(self.options.thompson_after * self.budget))
+            start = max(start, round(after * self.budget))
         return step >= start and (step - start) % every == 0
 
     def _thompson_row(
@@ -706,6 +722,30 @@ class GPRStrategy(Strategy):
         keep = self._likely_to_run(self._success(rows[subset], feasible))
         subset = subset if keep is None else subset[keep]
         return int(subset[thompson_pick(model, self.features(rows[subset]), rng)])
+
+    def _forest_row(
+        self,
+        rows: np.ndarray,
+        scores: np.ndarray,
+        trials: Sequence[Trial],
+        feasible: Any,
+        step: int,
+    ) -> int:
+        """The position among ``rows`` (some of whose ``scores`` are finite) of the
+        forest's pick: a random forest, seeded by the run's seed and ``step``, fitted to
+        the kernel's inputs and the (log) values of ``trials`` (failures imputed as for
+        the GP), ranks the rows the GP scored by its expected improvement times the
+        probability of success; the GP's ``scores`` break its ties."""
+        X, y = self._training_data(trials)
+        d = self.gp.d
+        z = np.log(y) if self.gp_settings.log_transform and bool(np.all(y > 0)) else y
+        seed = int(np.random.SeedSequence([self.seed or 0, step, 0xF02E]).generate_state(1)[0])
+        forest = ForestSurrogate(seed).fit(X[:, :d], z)
+        finite = np.flatnonzero(np.isfinite(scores))
+        mean, sd = forest.predict(self.features(rows[finite])[:, :d])
+        p = self._success(rows[finite], feasible)
+        ei = self._weight(expected_improvement(mean, sd, float(z.min())), p, "ei")
+        return int(finite[np.lexsort((-scores[finite], -ei))[0]])
 
     def _trust_side(self, trials: Sequence[Trial]) -> float | None:
         """The trust region's side after ``trials`` (replayed from the design's best);

@@ -1,6 +1,7 @@
-"""Surrogate models and their building blocks: the GP with trend terms, model formulas,
-linear fits."""
+"""Surrogate models and their building blocks: the GP with trend terms, a random forest,
+model formulas, linear fits."""
 
+from gpautotune.surrogate._forest import ForestSurrogate
 from gpautotune.surrogate._formula import SHORTCUTS, Basis, Term, build_basis
 from gpautotune.surrogate._gp import (
     FitReport,
@@ -26,6 +27,7 @@ __all__ = [
     "SHORTCUTS",
     "Basis",
     "FitReport",
+    "ForestSurrogate",
     "GPSettings",
     "GPSurrogate",
     "Hyperparameters",

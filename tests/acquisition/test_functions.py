@@ -2,7 +2,12 @@ import numpy as np
 import pytest
 import torch
 
-from gpautotune.acquisition import make_acquisition, score_candidates, score_many
+from gpautotune.acquisition import (
+    expected_improvement,
+    make_acquisition,
+    score_candidates,
+    score_many,
+)
 from gpautotune.surrogate import GPSettings, GPSurrogate
 
 
@@ -43,3 +48,19 @@ def test_a_portfolio_scored_from_one_posterior_equals_each_function_alone():
             reference = acqf(torch.as_tensor(candidates).unsqueeze(1)).numpy()
         np.testing.assert_allclose(values, reference, rtol=1e-6, atol=1e-6)
     assert not np.allclose(together[0], together[2])  # three functions, not one three times
+
+
+def test_expected_improvement_of_given_moments_is_jones_formula():
+    """EI below ``best_f`` from means and standard deviations (a random forest's), checked
+    against the closed form; a zero spread gives the plain improvement."""
+    from scipy.stats import norm
+
+    mean = np.array([0.0, 1.0, -0.5, 2.0, -1.0])
+    sd = np.array([1.0, 0.5, 2.0, 0.1, 0.0])
+    best = 0.2
+    got = expected_improvement(mean, sd, best)
+    z = (best - mean[:4]) / sd[:4]
+    expected = (best - mean[:4]) * norm.cdf(z) + sd[:4] * norm.pdf(z)
+    assert np.allclose(got[:4], expected, rtol=1e-9, atol=1e-300)
+    assert got[4] == pytest.approx(1.2)
+    assert np.all(np.diff(expected_improvement(np.zeros(3), np.array([0.1, 1, 10]), 0.0)) > 0)

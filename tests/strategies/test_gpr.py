@@ -950,3 +950,48 @@ def test_variants_name_the_gps_the_loo_choice_scores():
     result = tune(BoothProblem(), "gpr", 16, seed=2, strategy_options=options)
     scored = [t.info["loo"] for t in result.trials if "loo" in t.info]
     assert scored and all(len(s) == 3 for s in scored)
+
+
+def test_forest_steps_come_every_k_steps_from_the_share_of_the_budget():
+    """With ``forest_every: 4`` and a budget of 30, the regular model steps at 15, 19,
+    23, ... trials pick by the random forest (``picked_from: forest``), no other step
+    does, and a seeded run repeats them."""
+    options = {"n_init": 6, "restarts": 0, "forest_every": 4}
+    runs = [tune(_Box(), "gpr", 30, seed=4, strategy_options=options).trials for _ in range(2)]
+    assert [t.config for t in runs[0]] == [t.config for t in runs[1]]
+    chosen = [i for i, t in enumerate(runs[0]) if t.info.get("picked_from") == "forest"]
+    expected = [
+        i
+        for i, t in enumerate(runs[0])
+        if t.source == "model" and not _escape(t) and i >= 15 and (i - 15) % 4 == 0
+    ]
+    assert chosen == expected and len(chosen) >= 2
+    on = make_strategy("gpr", _Box().space, seed=1, forest_every=4)
+    assert on.settings()["forest_every"] == 4
+    assert "forest_every" not in make_strategy("gpr", _Box().space, seed=1).settings()
+
+
+def _told(values: dict[tuple[int, int, int], float]) -> GPRStrategy:
+    problem = _Box()
+    strategy = make_strategy("gpr", problem.space, seed=1, **FAST)
+    strategy.tell(
+        [
+            Trial(i, dict(zip("abc", k, strict=True)), Measurement.success(v))
+            for i, (k, v) in enumerate(values.items())
+        ]
+    )
+    return strategy
+
+
+def test_the_forest_picks_by_its_own_expected_improvement_and_the_gp_breaks_ties():
+    """The forest's pick follows the measured values, not the GP's scores, and where the
+    forest cannot tell the rows apart (constant data) the GP's best score decides."""
+    low = {(a, b, 0): 1.0 if a <= 1 else 10.0 for a in range(6) for b in (0, 5)}
+    strategy = _told(low)
+    rows = np.array([[0, 2, 3], [1, 3, 3], [4, 2, 3], [5, 3, 3]])
+    scores = np.array([0.0, 0.1, 5.0, 4.0])  # the GP would take row 2
+    assert strategy._forest_row(rows, scores, strategy.trials, None, 12) in (0, 1)
+    flat = _told({k: 3.0 for k in low})
+    assert flat._forest_row(rows, scores, flat.trials, None, 12) == 2
+    scores[[1, 2]] = -np.inf  # rows the pool did not score are never picked
+    assert flat._forest_row(rows, scores, flat.trials, None, 12) == 3
