@@ -20,7 +20,7 @@ import csv
 import warnings
 
 import numpy as np
-from trap_ranks import BOUNDS, RUNS, STEPS
+from trap_ranks import BOUNDS, RUNS, STEPS, write_rows
 
 from gpautotune.acquisition import expected_improvement
 from gpautotune.parallel import dask_client
@@ -84,14 +84,7 @@ def main() -> None:
     with dask_client(workers=args.workers) as client:  # one run per task
         futures = [client.submit(study, p, s, gp_ranks, pure=False) for p, s in runs]
         rows = [r for result in client.gather(futures) for r in result]
-    with open(args.out, "w", newline="") as f:
-        writer = csv.DictWriter(f, COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
-    print("| " + " | ".join(COLUMNS) + " |")
-    print("|" + "---|" * len(COLUMNS))
-    for r in rows:
-        print("| " + " | ".join(str(r[c]) for c in COLUMNS) + " |")
+    write_rows(rows, COLUMNS, args.out)
 
 
 if __name__ == "__main__":

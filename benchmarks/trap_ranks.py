@@ -153,15 +153,19 @@ def main() -> None:
     runs = RUNS + _controls(args.runs_csv)
     with dask_client(workers=args.workers) as client:  # one run per task
         results = client.gather(client.map(study, *zip(*runs, strict=True), pure=False))
-    rows = [r for result in results for r in result]
-    with open(args.out, "w", newline="") as f:
-        writer = csv.DictWriter(f, COLUMNS)
+    write_rows([r for result in results for r in result], COLUMNS, args.out)
+
+
+def write_rows(rows: list[dict], columns: list[str], out: str) -> None:
+    """Write ``rows`` to the CSV file ``out`` and print them as a Markdown table."""
+    with open(out, "w", newline="") as f:
+        writer = csv.DictWriter(f, columns)
         writer.writeheader()
         writer.writerows(rows)
-    print("| " + " | ".join(COLUMNS) + " |")
-    print("|" + "---|" * len(COLUMNS))
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
     for r in rows:
-        print("| " + " | ".join(str(r[c]) for c in COLUMNS) + " |")
+        print("| " + " | ".join(str(r[c]) for c in columns) + " |")
 
 
 if __name__ == "__main__":

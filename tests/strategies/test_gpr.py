@@ -910,27 +910,32 @@ def test_trust_region_leaves_the_run_key_of_default_runs():
     assert "trust_region" not in off.settings() and on.settings()["trust_region"] is True
 
 
-def test_thompson_steps_come_every_k_steps_from_the_share_of_the_budget():
-    """With ``thompson_every: 3`` and a budget of 30, the regular model steps at 15, 18,
-    21, ... trials pick by Thompson sampling (``picked_from: thompson``), no other step
-    does, and a seeded run repeats its draws."""
-    options = {"n_init": 6, "restarts": 0, "thompson_every": 3}
+@pytest.mark.parametrize(
+    ("option", "every", "rule"), [("thompson_every", 3, "thompson"), ("forest_every", 4, "forest")]
+)
+def test_second_rule_steps_come_every_k_steps_from_the_share_of_the_budget(option, every, rule):
+    """With ``thompson_every: 3`` (``forest_every: 4``) and a budget of 30, the regular
+    model steps at 15, 18, 21, ... (15, 19, 23, ...) trials pick by Thompson sampling (by
+    the random forest), recorded as ``picked_from``, no other step does, and a seeded run
+    repeats them."""
+    options = {"n_init": 6, "restarts": 0, option: every}
     runs = [tune(_Box(), "gpr", 30, seed=4, strategy_options=options).trials for _ in range(2)]
     assert [t.config for t in runs[0]] == [t.config for t in runs[1]]
-    drawn = [i for i, t in enumerate(runs[0]) if t.info.get("picked_from") == "thompson"]
+    chosen = [i for i, t in enumerate(runs[0]) if t.info.get("picked_from") == rule]
     expected = [
         i
         for i, t in enumerate(runs[0])
-        if t.source == "model" and not _escape(t) and i >= 15 and (i - 15) % 3 == 0
+        if t.source == "model" and not _escape(t) and i >= 15 and (i - 15) % every == 0
     ]
-    assert drawn == expected and len(drawn) >= 3
+    assert chosen == expected and len(chosen) >= 3
 
 
-def test_thompson_leaves_the_run_key_of_default_runs():
+@pytest.mark.parametrize("option", ["thompson_every", "forest_every"])
+def test_second_rules_leave_the_run_key_of_default_runs(option):
     space = _Box().space
     off = make_strategy("gpr", space, seed=1)
-    on = make_strategy("gpr", space, seed=1, thompson_every=4)
-    assert "thompson_every" not in off.settings() and on.settings()["thompson_every"] == 4
+    on = make_strategy("gpr", space, seed=1, **{option: 4})
+    assert option not in off.settings() and on.settings()[option] == 4
 
 
 def test_variants_name_the_gps_the_loo_choice_scores():
@@ -950,25 +955,6 @@ def test_variants_name_the_gps_the_loo_choice_scores():
     result = tune(BoothProblem(), "gpr", 16, seed=2, strategy_options=options)
     scored = [t.info["loo"] for t in result.trials if "loo" in t.info]
     assert scored and all(len(s) == 3 for s in scored)
-
-
-def test_forest_steps_come_every_k_steps_from_the_share_of_the_budget():
-    """With ``forest_every: 4`` and a budget of 30, the regular model steps at 15, 19,
-    23, ... trials pick by the random forest (``picked_from: forest``), no other step
-    does, and a seeded run repeats them."""
-    options = {"n_init": 6, "restarts": 0, "forest_every": 4}
-    runs = [tune(_Box(), "gpr", 30, seed=4, strategy_options=options).trials for _ in range(2)]
-    assert [t.config for t in runs[0]] == [t.config for t in runs[1]]
-    chosen = [i for i, t in enumerate(runs[0]) if t.info.get("picked_from") == "forest"]
-    expected = [
-        i
-        for i, t in enumerate(runs[0])
-        if t.source == "model" and not _escape(t) and i >= 15 and (i - 15) % 4 == 0
-    ]
-    assert chosen == expected and len(chosen) >= 2
-    on = make_strategy("gpr", _Box().space, seed=1, forest_every=4)
-    assert on.settings()["forest_every"] == 4
-    assert "forest_every" not in make_strategy("gpr", _Box().space, seed=1).settings()
 
 
 def _told(values: dict[tuple[int, int, int], float]) -> GPRStrategy:
