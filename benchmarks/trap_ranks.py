@@ -15,8 +15,12 @@ feasibility classifier where configurations fail as the step weighs it, ranks ev
 unmeasured configuration of the table; the rows give the best rank held by a
 configuration under the bound (0: the run's next pick), how many such configurations are
 left, the Spearman correlation of the GP's mean with the whole table, and the model the
-step used; and, among the unmeasured one-parameter moves of the best configuration so far
-(those an escape step polls), the fastest one and its rank by the same score. Per run:
+step used; among the unmeasured one-parameter moves of the best configuration so far
+(those an escape step polls), the fastest one and its rank by the same score; and the best
+rank of a configuration under the bound by a random forest fitted to the same trials
+(:class:`~gpautotune.surrogate.ForestSurrogate`, seeded by the run's seed, on the kernel's
+inputs and the log values, as ``forest_every`` fits it) and its expected improvement,
+weighted alike. Per run:
 when a configuration under the bound was first measured, and how many parameters the last
 best configuration differs in from the nearest one under the bound.
 """
@@ -30,11 +34,12 @@ import warnings
 import numpy as np
 from scipy.stats import spearmanr
 
-from gpautotune.acquisition import make_acquisition, score_candidates
+from gpautotune.acquisition import expected_improvement, make_acquisition, score_candidates
 from gpautotune.parallel import dask_client
 from gpautotune.problems.kt_cache import kt_cache_problem
 from gpautotune.strategies import make_strategy
 from gpautotune.strategies._gpr_records import ModelFit
+from gpautotune.surrogate import ForestSurrogate
 from gpautotune.tuner import tune
 
 #: The bound of each cache with a trapped run (docs/benchmarks/gpr-spaces.md).
@@ -62,7 +67,7 @@ STEPS = (40, 60, 90, 119)
 COLUMNS = [
     "problem", "seed", "kind", "final", "first_under", "distance", "step",
     "under_left", "best_rank", "median_rank", "table_rho", "variant",
-    "moves_left", "best_move", "best_move_rank",
+    "moves_left", "best_move", "best_move_rank", "forest_rank",
 ]  # fmt: skip
 
 
@@ -120,9 +125,9 @@ def study(problem_name: str, seed: int, kind: str) -> list[dict]:
         score = strategy._weight(score_candidates(acqf, features), p, kind)
         seen = np.isin(keys, space.row_keys(rows[:step]))
         score = np.where(seen, -np.inf, score)
-        rank = np.empty(len(score), dtype=int)
-        rank[np.argsort(-score, kind="stable")] = np.arange(len(score))
+        rank = _ranks(score)
         left = under & ~seen
+        forest = _ranks(np.where(seen, -np.inf, _forest_score(strategy, X, y, table, p, seed)))
         incumbent = rows[:step][int(np.argmin(values[:step]))]
         moves = ((table != incumbent).sum(axis=1) == 1) & ~seen & measured
         move = int(np.argmin(np.where(moves, truth, np.inf))) if moves.any() else None
@@ -139,9 +144,26 @@ def study(problem_name: str, seed: int, kind: str) -> list[dict]:
                 "moves_left": int(moves.sum()),
                 "best_move": round(float(truth[move]), 4) if move is not None else "",
                 "best_move_rank": move_rank,
+                "forest_rank": int(forest[left].min()) if left.any() else "",
             }
         )
     return out
+
+
+def _ranks(score: np.ndarray) -> np.ndarray:
+    """Each row's rank by ``score``, highest first (0), ties in row order."""
+    rank = np.empty(len(score), dtype=int)
+    rank[np.argsort(-score, kind="stable")] = np.arange(len(score))
+    return rank
+
+
+def _forest_score(strategy, X, y, table, p, seed: int) -> np.ndarray:
+    """A seeded random forest's expected improvement at every row of ``table``, fitted to
+    the kernel's inputs of ``X`` and log ``y``, times the success probabilities ``p``."""
+    d = strategy.gp.d
+    z = np.log(y)
+    mean, sd = ForestSurrogate(seed).fit(X[:, :d], z).predict(strategy.features(table)[:, :d])
+    return strategy._weight(expected_improvement(mean, sd, float(z.min())), p, "ei")
 
 
 def main() -> None:
