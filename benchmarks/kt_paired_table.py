@@ -25,6 +25,14 @@ new runs are paired with them: the comparison given the caches' restrictions,
         --new-label GPR-derived --base benchmarks/results/gpr/kt-derived/runs.csv \
         --base-label GPR --peer-runs benchmarks/results/peers/kt-restricted/runs.csv \
         benchmarks/results/gpr/kt-loo40/peers-optuna-gp-runs.csv --names "none,default"
+
+With ``--seed-sets``, ``--new`` holds the same strategy's runs on other seeds than
+``--base``'s (nothing to pair): per table, both sets' means at 60 and 120, their worst
+runs, the runs above the bound and the Mann-Whitney p of each budget,
+
+    python benchmarks/kt_paired_table.py --seed-sets \
+        --new benchmarks/results/gpr/kt-seeds21/runs.csv \
+        --base benchmarks/results/gpr/kt-loo40/runs.csv --base-label GPR-loo40
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpautotune.analysis import compare_paired
+from gpautotune.analysis import compare_paired, compare_samples
 
 RESULTS = "benchmarks/results/gpr"
 #: The peers' reports: configs/peers-kt-caches.yaml's and optuna-gp's (docs/peers.md).
@@ -112,6 +120,11 @@ def main() -> None:
         help="the peers' runs (runs_csv.py files) to take the best peers from, instead of "
         "the reports (a comparison with other problem settings, e.g. restrictions)",
     )
+    parser.add_argument(
+        "--seed-sets",
+        action="store_true",
+        help="--new and --base are runs on different seeds: compare the two sets unpaired",
+    )
     args = parser.parse_args()
     new = pd.read_csv(args.new)
     new = new[new.label == args.new_label] if args.new_label else new
@@ -123,6 +136,9 @@ def main() -> None:
         old, base, named = fixed_runs(), "fixed", "default"
     if args.names:
         base, named = args.names.split(",")
+    if args.seed_sets:
+        seed_sets(old, new, best_peers())
+        return
     print(
         f"| table | {base} at 60 | {named} at 60 | p | {base} at 120 (worst) | {named} at 120 "
         f"(worst) | p | better / worse at 120 | best peer at 60 / 120 | {named} ≤ best peer "
@@ -165,6 +181,30 @@ def main() -> None:
     print(f"\nat 120: {counts}")
     if args.peers or peer_runs is not None:
         against_peers(new, _read(args.peers) if args.peers else peer_runs, best)
+
+
+def seed_sets(old: pd.DataFrame, new: pd.DataFrame, best: dict) -> None:
+    """Print, per table of ``new``, the two seed sets' means at 60 and 120 (worst run at
+    120), their runs above the bound and the Mann-Whitney p of each budget."""
+    print(
+        "| table | bound | first seeds: mean at 60 / 120 (worst) | above the bound | "
+        "other seeds: mean at 60 / 120 (worst) | above the bound | Mann-Whitney p at 60 / 120 |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for table, ((bound, _), _) in best.items():
+        a, b = old[old.problem == table], new[new.problem == table]
+        if b.empty:
+            continue
+        cells = [table, f"{bound:.3f}"]
+        for runs in (a, b):
+            cells.append(
+                f"{runs.slowdown_60.mean():.4f} / {runs.slowdown_120.mean():.4f} "
+                f"({runs.slowdown_120.max():.3f})"
+            )
+            cells.append(f"{int((runs.slowdown_120 > bound).sum())} of {len(runs)}")
+        p = [compare_samples(b[f"slowdown_{k}"], a[f"slowdown_{k}"]).p_value for k in (60, 120)]
+        cells.append(f"{p[0]:.3f} / {p[1]:.3f}")
+        print("| " + " | ".join(cells) + " |")
 
 
 def _read(paths: list[str]) -> pd.DataFrame:
