@@ -34,12 +34,11 @@ import warnings
 import numpy as np
 from scipy.stats import spearmanr
 
-from gpautotune.acquisition import expected_improvement, make_acquisition, score_candidates
+from gpautotune.acquisition import make_acquisition, score_candidates
 from gpautotune.parallel import dask_client
 from gpautotune.problems.kt_cache import kt_cache_problem
 from gpautotune.strategies import make_strategy
 from gpautotune.strategies._gpr_records import ModelFit
-from gpautotune.surrogate import ForestSurrogate
 from gpautotune.tuner import tune
 
 #: The bound of each cache with a trapped run (docs/benchmarks/gpr-spaces.md).
@@ -121,13 +120,15 @@ def study(problem_name: str, seed: int, kind: str) -> list[dict]:
         # the step's own score: log-EI at the incumbent, weighted by the probability of success
         kind = strategy.options.acquisition
         acqf = make_acquisition(kind, gp.model, float(gp.transform(y).min()))
-        p = strategy._success(table, strategy._feasibility_model(trials[:step]))
+        feasible = strategy._feasibility_model(trials[:step])
+        p = strategy._success(table, feasible)
         score = strategy._weight(score_candidates(acqf, features), p, kind)
         seen = np.isin(keys, space.row_keys(rows[:step]))
         score = np.where(seen, -np.inf, score)
         rank = _ranks(score)
         left = under & ~seen
-        forest = _ranks(np.where(seen, -np.inf, _forest_score(strategy, X, y, table, p, seed)))
+        forest_scores = strategy.forest_scores(trials[:step], table, feasible, seed)
+        forest = _ranks(np.where(seen, -np.inf, forest_scores))
         incumbent = rows[:step][int(np.argmin(values[:step]))]
         moves = ((table != incumbent).sum(axis=1) == 1) & ~seen & measured
         move = int(np.argmin(np.where(moves, truth, np.inf))) if moves.any() else None
@@ -155,15 +156,6 @@ def _ranks(score: np.ndarray) -> np.ndarray:
     rank = np.empty(len(score), dtype=int)
     rank[np.argsort(-score, kind="stable")] = np.arange(len(score))
     return rank
-
-
-def _forest_score(strategy, X, y, table, p, seed: int) -> np.ndarray:
-    """A seeded random forest's expected improvement at every row of ``table``, fitted to
-    the kernel's inputs of ``X`` and log ``y``, times the success probabilities ``p``."""
-    d = strategy.gp.d
-    z = np.log(y)
-    mean, sd = ForestSurrogate(seed).fit(X[:, :d], z).predict(strategy.features(table)[:, :d])
-    return strategy._weight(expected_improvement(mean, sd, float(z.min())), p, "ei")
 
 
 def main() -> None:

@@ -736,16 +736,23 @@ class GPRStrategy(Strategy):
         the kernel's inputs and the (log) values of ``trials`` (failures imputed as for
         the GP), ranks the rows the GP scored by its expected improvement times the
         probability of success; the GP's ``scores`` break its ties."""
+        seed = int(np.random.SeedSequence([self.seed or 0, step, 0xF02E]).generate_state(1)[0])
+        finite = np.flatnonzero(np.isfinite(scores))
+        ei = self.forest_scores(trials, rows[finite], feasible, seed)
+        return int(finite[np.lexsort((-scores[finite], -ei))[0]])
+
+    def forest_scores(
+        self, trials: Sequence[Trial], rows: np.ndarray, feasible: Any, seed: int
+    ) -> np.ndarray:
+        """The expected improvement at ``rows`` of a random forest (seeded by ``seed``)
+        fitted to the kernel's inputs and the (log) values of ``trials``, failures imputed
+        as for the GP, times the ``feasible`` classifier's probability of success."""
         X, y = self._training_data(trials)
         d = self.gp.d
         z = np.log(y) if self.gp_settings.log_transform and bool(np.all(y > 0)) else y
-        seed = int(np.random.SeedSequence([self.seed or 0, step, 0xF02E]).generate_state(1)[0])
-        forest = ForestSurrogate(seed).fit(X[:, :d], z)
-        finite = np.flatnonzero(np.isfinite(scores))
-        mean, sd = forest.predict(self.features(rows[finite])[:, :d])
-        p = self._success(rows[finite], feasible)
-        ei = self._weight(expected_improvement(mean, sd, float(z.min())), p, "ei")
-        return int(finite[np.lexsort((-scores[finite], -ei))[0]])
+        mean, sd = ForestSurrogate(seed).fit(X[:, :d], z).predict(self.features(rows)[:, :d])
+        p = self._success(rows, feasible)
+        return self._weight(expected_improvement(mean, sd, float(z.min())), p, "ei")
 
     def _trust_side(self, trials: Sequence[Trial]) -> float | None:
         """The trust region's side after ``trials`` (replayed from the design's best);
