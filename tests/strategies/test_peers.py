@@ -11,6 +11,7 @@ where the peer draws unseeded randomness, listed in ``NOT_REPRODUCIBLE``).
 from __future__ import annotations
 
 import gc
+import random
 import subprocess
 import sys
 import threading
@@ -198,6 +199,31 @@ def test_resume_replays_the_same_run(name: str, tmp_path) -> None:
     _run(name, PeerGrid(), budget=7, seed=3, storage=path)
     resumed = _run(name, PeerGrid(), budget=12, seed=3, storage=path)
     assert [t.config for t in resumed.trials] == [t.config for t in whole.trials]
+
+
+@pytest.mark.parametrize("name", ["kt-pso", "kt-genetic_algorithm", "kt-greedy_ils"])
+def test_kernel_tuner_draws_are_its_own_beside_other_threads(name: str) -> None:
+    """Another thread of the process drawing from the global random sources (a Dask
+    worker's event loop does) leaves a seeded run as it was."""
+    alone = [t.config for t in _run(name, PeerGrid(), budget=40).trials]
+    stop = threading.Event()
+
+    def draw() -> None:
+        while not stop.is_set():
+            random.random()
+            np.random.random()
+
+    other = threading.Thread(target=draw, daemon=True)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # the threads take turns between nearly every draw
+    other.start()
+    try:
+        beside = [t.config for t in _run(name, PeerGrid(), budget=40).trials]
+    finally:
+        stop.set()
+        other.join()
+        sys.setswitchinterval(interval)
+    assert beside == alone
 
 
 def _peer_threads() -> list[threading.Thread]:

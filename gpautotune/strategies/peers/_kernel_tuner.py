@@ -28,12 +28,15 @@ does not have; the thread drives the same strategy code on any problem.
 * A failure is answered as Kernel Tuner's runner reports one: the objective and
   ``__error__`` hold ``CompilationFailedConfig`` (build errors), ``InvalidConfig``
   (invalid) or ``RuntimeFailedConfig`` (the rest).
-* Seeds: Kernel Tuner draws from Python's ``random`` and NumPy's global state; both are
-  seeded with the run's seed when the thread starts, and the two threads never run at
-  the same time, so most strategies repeat for a seed. ``bayes_opt`` does not: its
-  Latin hypercube initial design (SciPy ``qmc.LatinHypercube`` created without a seed)
-  draws fresh entropy. Runs in one process must not interleave (the comparison harness
-  runs one repetition per worker process at a time).
+* Seeds: Kernel Tuner draws from Python's ``random`` and NumPy's global state; its
+  modules' draws are made private to the strategy thread (:mod:`._kt_random`), seeded
+  with the run's seed, so other threads of the process (a Dask worker's) do not shift
+  them and most strategies repeat for a seed. NumPy's global state is seeded too, for
+  SciPy's optimizers (``basinhopping``, ``dual_annealing``), which draw from it and so
+  repeat only where no other thread draws. ``bayes_opt`` and ``diff_evo`` do not repeat:
+  their Latin hypercube initial design (SciPy ``qmc.LatinHypercube`` created without a
+  seed) draws fresh entropy. Runs in one process must not interleave (the comparison
+  harness runs one repetition per worker process at a time).
 * The thread ends when the strategy returns, when the run ends (:meth:`close`, called
   by :func:`gpautotune.tuner.tune`), or when the adapter is garbage-collected: the
   runner then raises Kernel Tuner's ``StopCriterionReached``, which its strategies
@@ -46,7 +49,6 @@ import copy
 import functools
 import hashlib
 import queue
-import random
 import threading
 import weakref
 from collections.abc import Callable
@@ -64,6 +66,7 @@ from gpautotune.space import Boolean, Space
 from gpautotune.strategies._settings import StrategySettings, strategy_settings
 from gpautotune.strategies.peers import KERNEL_TUNER_STRATEGIES
 from gpautotune.strategies.peers._fair import PeerAsk, PeerStrategy
+from gpautotune.strategies.peers._kt_random import install, private
 from gpautotune.strategies.peers._predicates import predicate_tables
 from gpautotune.trial import Trial
 
@@ -153,8 +156,8 @@ def _drive(
     """The strategy thread: seed Kernel Tuner's random sources, run its loop, say done."""
     error: BaseException | None = None
     try:
-        random.seed(seed)
-        np.random.seed(None if seed is None else seed % 2**32)
+        private(seed)
+        np.random.seed(None if seed is None else seed % 2**32)  # SciPy's optimizers
         tune(searchspace, _ExchangeRunner(ex), options)
     except kt_util.StopCriterionReached:
         pass
@@ -286,6 +289,7 @@ class KernelTunerStrategy(PeerStrategy):
 
     def _peer_start(self) -> None:
         tune = strategy_map[self.kt_name].tune
+        install()  # the strategy's modules, loaded by now
         thread = threading.Thread(
             target=_drive,
             args=(tune, self._searchspace, self._options(), self._runtime.exchange, self.seed),
