@@ -33,6 +33,18 @@ runs, the runs above the bound and the Mann-Whitney p of each budget,
     python benchmarks/kt_paired_table.py --seed-sets \
         --new benchmarks/results/gpr/kt-seeds21/runs.csv \
         --base benchmarks/results/gpr/kt-loo40/runs.csv --base-label GPR-loo40
+
+With ``--must-shows``, ``--new`` holds the default's runs (several files, any seeds, every
+row the default's) and ``--peer-runs`` the peers' on the same seeds: per table, the best
+peer at 60 and at 120 from those runs, the default paired with it by seed (Wilcoxon), the
+default's worst run at 120 against the bound (the best peer's mean at 60) and its runs
+above it, the must-shows of docs/benchmarks/gpr-spaces.md on every seed there is,
+
+    python benchmarks/kt_paired_table.py --must-shows \
+        --new benchmarks/results/gpr/kt-loo40/runs.csv benchmarks/results/gpr/kt-seeds21/runs.csv \
+        --peer-runs benchmarks/results/peers/kt-caches-20/runs.csv \
+        benchmarks/results/gpr/kt-loo40/peers-optuna-gp-runs.csv \
+        benchmarks/results/peers/kt-seeds21/runs.csv
 """
 
 from __future__ import annotations
@@ -101,7 +113,7 @@ def fixed_runs() -> pd.DataFrame:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--new", default=f"{RESULTS}/kt-loo40/runs.csv")
+    parser.add_argument("--new", nargs="+", default=[f"{RESULTS}/kt-loo40/runs.csv"])
     parser.add_argument(
         "--peers", nargs="+", default=[], help="best peers' runs (runs_csv.py files)"
     )
@@ -125,8 +137,17 @@ def main() -> None:
         action="store_true",
         help="--new and --base are runs on different seeds: compare the two sets unpaired",
     )
+    parser.add_argument(
+        "--must-shows",
+        action="store_true",
+        help="--new is the default's runs, --peer-runs the peers' on the same seeds: the "
+        "default against each table's best peer and the bound on its worst run",
+    )
     args = parser.parse_args()
-    new = pd.read_csv(args.new)
+    new = _read(args.new)
+    if args.must_shows:
+        must_shows(new, _read(args.peer_runs))
+        return
     new = new[new.label == args.new_label] if args.new_label else new
     if args.base:
         old = pd.read_csv(args.base)
@@ -205,6 +226,39 @@ def seed_sets(old: pd.DataFrame, new: pd.DataFrame, best: dict) -> None:
         p = [compare_samples(b[f"slowdown_{k}"], a[f"slowdown_{k}"]).p_value for k in (60, 120)]
         cells.append(f"{p[0]:.3f} / {p[1]:.3f}")
         print("| " + " | ".join(cells) + " |")
+
+
+def must_shows(mine: pd.DataFrame, peers: pd.DataFrame) -> None:
+    """Print, per table of ``peers``, the default (``mine``, every row) against the best
+    peer at 60 and at 120 (lowest mean over its runs; Wilcoxon over the seeds both ran) and
+    its worst run at 120 against the bound (the best peer's mean at 60), then the count of
+    tables where each must-show holds."""
+    print(
+        "| table | seeds | default at 60 | best peer at 60 (seeds) | p | default at 120 | "
+        "best peer at 120 (seeds) | p | default's worst at 120 | bound | runs above it |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    met = {"mean at 60": 0, "mean at 120": 0, "worst run": 0}
+    best = best_peers_of_runs(peers)
+    for table, table_best in best.items():
+        runs = mine[mine.problem == table].set_index("seed")
+        if runs.empty:
+            continue
+        cells = [table, str(len(runs))]
+        for budget, (mean, peer) in zip((60, 120), table_best, strict=True):
+            theirs = peers[(peers.problem == table) & (peers.label == peer)].set_index("seed")
+            seeds = runs.index.intersection(theirs.index)
+            column = f"slowdown_{budget}"
+            p = compare_paired(runs.loc[seeds, column], theirs.loc[seeds, column]).p_value
+            ours = runs[column].mean()
+            met[f"mean at {budget}"] += int(round(ours, 3) <= mean)
+            cells += [f"{ours:.4f}", f"{mean:.3f} ({peer}, {len(theirs)})", f"{p:.2g}"]
+        bound, worst = table_best[0][0], runs.slowdown_120.max()
+        met["worst run"] += int(worst <= bound)
+        above = int((runs.slowdown_120 > bound).sum())
+        cells += [f"{worst:.3f}", f"{bound:.3f}", f"{above} of {len(runs)}"]
+        print("| " + " | ".join(cells) + " |")
+    print(f"\ntables where it holds, of {len(best)}: {met}")
 
 
 def _read(paths: list[str]) -> pd.DataFrame:

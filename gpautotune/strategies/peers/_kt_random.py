@@ -99,4 +99,3 @@ def install(prefix: str = "kernel_tuner") -> None:
             elif getattr(value, "__self__", None) is random._inst:  # from random import f
                 setattr(module, attr, _forward(value.__name__))
         _installed.add(name)
-
