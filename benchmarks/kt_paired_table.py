@@ -143,10 +143,11 @@ def main() -> None:
         help="--new is the default's runs, --peer-runs the peers' on the same seeds: the "
         "default against each table's best peer and the bound on its worst run",
     )
+    parser.add_argument("--plot", help="with --must-shows: draw the table to this file")
     args = parser.parse_args()
     new = _read(args.new)
     if args.must_shows:
-        must_shows(new, _read(args.peer_runs))
+        must_shows(new, _read(args.peer_runs), args.plot)
         return
     new = new[new.label == args.new_label] if args.new_label else new
     if args.base:
@@ -228,11 +229,11 @@ def seed_sets(old: pd.DataFrame, new: pd.DataFrame, best: dict) -> None:
         print("| " + " | ".join(cells) + " |")
 
 
-def must_shows(mine: pd.DataFrame, peers: pd.DataFrame) -> None:
+def must_shows(mine: pd.DataFrame, peers: pd.DataFrame, plot: str | None = None) -> None:
     """Print, per table of ``peers``, the default (``mine``, every row) against the best
     peer at 60 and at 120 (lowest mean over its runs; Wilcoxon over the seeds both ran) and
     its worst run at 120 against the bound (the best peer's mean at 60), then the count of
-    tables where each must-show holds."""
+    tables where each must-show holds; with ``plot``, draw the same to that file."""
     print(
         "| table | seeds | default at 60 | best peer at 60 (seeds) | p | default at 120 | "
         "best peer at 120 (seeds) | p | default's worst at 120 | bound | runs above it |"
@@ -259,6 +260,45 @@ def must_shows(mine: pd.DataFrame, peers: pd.DataFrame) -> None:
         cells += [f"{worst:.3f}", f"{bound:.3f}", f"{above} of {len(runs)}"]
         print("| " + " | ".join(cells) + " |")
     print(f"\ntables where it holds, of {len(best)}: {met}")
+    if plot:
+        _plot_must_shows(mine, best, plot)
+
+
+def _plot_must_shows(mine: pd.DataFrame, best: dict, path: str) -> None:
+    """Per table (rows), three panels: the default's mean against the best peer's at 60
+    and at 120, and every run of the default at 120 against the bound."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tables = [t for t in best if (mine.problem == t).any()][::-1]
+    fig, axes = plt.subplots(1, 3, figsize=(13, 0.42 * len(tables) + 1.4), sharey=True)
+    y = range(len(tables))
+    for ax, budget, k in ((axes[0], 60, 0), (axes[1], 120, 1)):
+        ours = [mine[mine.problem == t][f"slowdown_{budget}"].mean() for t in tables]
+        theirs = [best[t][k][0] for t in tables]
+        ax.scatter(ours, y, marker="o", label="GPR (default)", zorder=3)
+        ax.scatter(theirs, y, marker="x", color="C3", label="best peer", zorder=3)
+        ax.set_title(f"mean best slowdown at {budget}")
+    runs = [mine[mine.problem == t].slowdown_120.to_numpy() for t in tables]
+    for i, values in enumerate(runs):
+        axes[2].scatter(values, [i] * len(values), s=10, alpha=0.5, color="C0")
+    axes[2].scatter(
+        [best[t][0][0] for t in tables],
+        y,
+        marker="|",
+        s=300,
+        color="C3",
+        label="bound: best peer's mean at 60",
+    )
+    axes[2].set_title("GPR's runs at 120 against the bound")
+    axes[0].set_yticks(list(y), tables)
+    for ax in axes:
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
 
 
 def _read(paths: list[str]) -> pd.DataFrame:
