@@ -4,8 +4,8 @@ constrained space, and the fair-accounting rules they share.
 Every adapter runs twice with one seed on :class:`PeerGrid` (cached, shared by the
 contract tests; SMAC's black-box facade, whose Gaussian-process fit takes seconds per
 proposal, is marked slow): only valid, distinct configurations, never more than the budget,
-the running counters in each trial's info, the same trials for the same seed (except
-where the peer draws unseeded randomness, listed in ``NOT_REPRODUCIBLE``).
+the running counters in each trial's info, the same trials for the same seed (every
+peer, Kernel Tuner's Latin hypercubes included).
 """
 
 from __future__ import annotations
@@ -39,9 +39,6 @@ from gpautotune.trial import Trial  # noqa: E402
 from gpautotune.tuner import TuningRun, tune  # noqa: E402
 
 BUDGET = 10
-#: Kernel Tuner strategies whose initial design is a SciPy Latin hypercube created
-#: without a seed (fresh entropy each run), so a seed does not repeat them.
-NOT_REPRODUCIBLE = {"kt-bayes_opt", "kt-diff_evo"}
 #: Optuna's GP sampler ignores failed trials and re-proposes them; its constraint mode
 #: tells them as infeasible (the fail mode is exercised on an unconstrained space below).
 OPTIONS: dict[str, dict[str, Any]] = {"optuna-gp": {"infeasible": "constraint"}}
@@ -142,10 +139,24 @@ def test_counters_are_stored_with_each_trial(name: str) -> None:
         assert counts == sorted(counts) and all(isinstance(c, int) for c in counts)
 
 
-@pytest.mark.parametrize("name", _params(n for n in PEER_STRATEGIES if n not in NOT_REPRODUCIBLE))
+@pytest.mark.parametrize("name", PEERS)
 def test_same_seed_same_trials(name: str) -> None:
     first, second = runs(name)
     assert [t.config for t in first.trials] == [t.config for t in second.trials]
+
+
+@pytest.mark.parametrize("name", ["kt-bayes_opt", "kt-diff_evo"])
+def test_kernel_tuner_latin_hypercube_follows_the_seed(name: str) -> None:
+    """Their first points are a SciPy Latin hypercube Kernel Tuner creates without a seed:
+    it follows the run's seed, and SciPy's class is unchanged outside such a run."""
+    from scipy.stats import qmc
+
+    first = [t.config for t in _run(name, PeerGrid(), seed=8).trials]
+    assert [t.config for t in _run(name, PeerGrid(), seed=8).trials] == first
+    assert [t.config for t in _run(name, PeerGrid(), seed=9).trials] != first
+    assert not np.array_equal(qmc.LatinHypercube(3).random(4), qmc.LatinHypercube(3).random(4))
+    seeded = [qmc.LatinHypercube(3, rng=1).random(4) for _ in range(2)]
+    assert np.array_equal(*seeded)
 
 
 @pytest.mark.parametrize("name", ["optuna-random", "smac-random", "optuna-tpe"])
@@ -201,7 +212,7 @@ def test_resume_replays_the_same_run(name: str, tmp_path) -> None:
     assert [t.config for t in resumed.trials] == [t.config for t in whole.trials]
 
 
-@pytest.mark.parametrize("name", ["kt-pso", "kt-genetic_algorithm", "kt-greedy_ils"])
+@pytest.mark.parametrize("name", ["kt-pso", "kt-genetic_algorithm", "kt-greedy_ils", "kt-diff_evo"])
 def test_kernel_tuner_draws_are_its_own_beside_other_threads(name: str) -> None:
     """Another thread of the process drawing from the global random sources (a Dask
     worker's event loop does) leaves a seeded run as it was."""

@@ -31,12 +31,12 @@ does not have; the thread drives the same strategy code on any problem.
 * Seeds: Kernel Tuner draws from Python's ``random`` and NumPy's global state; its
   modules' draws are made private to the strategy thread (:mod:`._kt_random`), seeded
   with the run's seed, so other threads of the process (a Dask worker's) do not shift
-  them and most strategies repeat for a seed. NumPy's global state is seeded too, for
-  SciPy's optimizers (``basinhopping``, ``dual_annealing``), which draw from it and so
-  repeat only where no other thread draws. ``bayes_opt`` and ``diff_evo`` do not repeat:
-  their Latin hypercube initial design (SciPy ``qmc.LatinHypercube`` created without a
-  seed) draws fresh entropy. Runs in one process must not interleave (the comparison
-  harness runs one repetition per worker process at a time).
+  them and the strategies repeat for a seed, ``bayes_opt`` and ``diff_evo`` too, whose
+  SciPy Latin hypercube, created without a generator, takes one from the thread's. NumPy's
+  global state is seeded too, for SciPy's optimizers (``basinhopping``,
+  ``dual_annealing``), which draw from it and so repeat only where no other thread draws.
+  Runs in one process must not interleave (the comparison harness runs one repetition per
+  worker process at a time).
 * The thread ends when the strategy returns, when the run ends (:meth:`close`, called
   by :func:`gpautotune.tuner.tune`), or when the adapter is garbage-collected: the
   runner then raises Kernel Tuner's ``StopCriterionReached``, which its strategies

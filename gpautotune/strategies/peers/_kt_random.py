@@ -12,10 +12,13 @@ the global ones, so a strategy thread's draws are its own. No library offers thi
 Kernel Tuner's strategies take no generator, and the standard library has no
 thread-local random module.
 
-What it cannot reach: SciPy's optimizers called without a seed (``kt-basinhopping``,
-``kt-dual_annealing``) draw from NumPy's global state, which the run still seeds but
-another thread may draw from; ``kt-bayes_opt`` and ``kt-diff_evo`` draw a Latin
-hypercube from fresh entropy (module docstring of :mod:`._kernel_tuner`).
+Kernel Tuner's Latin hypercubes (``kt-bayes_opt``'s initial design, ``kt-diff_evo``'s
+first population) are SciPy's ``LatinHypercube`` created without a generator, which
+draws fresh entropy; SciPy's class is replaced by a subclass that, in a thread with
+private generators and given none, takes one seeded from them (everywhere else it is
+SciPy's class unchanged). What it cannot reach: SciPy's optimizers called without a seed
+(``kt-basinhopping``, ``kt-dual_annealing``) draw from NumPy's global state, which the run
+still seeds but another thread may draw from.
 """
 
 from __future__ import annotations
@@ -79,6 +82,29 @@ def _forward(name: str) -> Any:
     return draw
 
 
+def _latin_hypercube() -> type:
+    """SciPy's ``LatinHypercube``, made to take its generator from the calling thread's
+    private ones when it is given none (fresh entropy elsewhere, as SciPy's own)."""
+    from scipy.stats import qmc
+
+    base = qmc.LatinHypercube
+    if getattr(base, "_thread_private", False):
+        return base
+
+    class LatinHypercube(base):  # type: ignore[misc, valid-type]
+        __doc__ = base.__doc__
+        _thread_private = True
+
+        def __init__(self, d: int, *args: Any, **kwargs: Any) -> None:
+            state = getattr(_local, "numpy", None)
+            if state is not None and kwargs.get("rng") is None and kwargs.get("seed") is None:
+                kwargs["rng"] = np.random.default_rng(state.randint(2**32))
+            super().__init__(d, *args, **kwargs)
+
+    qmc.LatinHypercube = LatinHypercube  # also for imports inside functions
+    return LatinHypercube
+
+
 _RANDOM, _NUMPY, _NUMPY_RANDOM = _Random(), _Numpy(), _NumpyRandom()
 _installed: set[str] = set()
 
@@ -86,11 +112,14 @@ _installed: set[str] = set()
 def install(prefix: str = "kernel_tuner") -> None:
     """Point the random sources of every loaded module under ``prefix`` at the stand-ins
     (once per module; modules loaded later are patched by a later call)."""
+    lhs = _latin_hypercube()
     for name, module in list(sys.modules.items()):
         if module is None or name in _installed or not name.startswith(prefix):
             continue
         for attr, value in list(vars(module).items()):
-            if value is random:
+            if isinstance(value, type) and value is not lhs and value.__name__ == "LatinHypercube":
+                setattr(module, attr, lhs)  # from scipy.stats.qmc import LatinHypercube
+            elif value is random:
                 setattr(module, attr, _RANDOM)
             elif value is np:
                 setattr(module, attr, _NUMPY)
