@@ -42,9 +42,9 @@ above it, the must-shows of docs/benchmarks/gpr-spaces.md on every seed there is
 
     python benchmarks/kt_paired_table.py --must-shows \
         --new benchmarks/results/gpr/kt-loo40/runs.csv benchmarks/results/gpr/kt-seeds21/runs.csv \
-        --peer-runs benchmarks/results/peers/kt-caches-20/runs.csv \
-        benchmarks/results/gpr/kt-loo40/peers-optuna-gp-runs.csv \
-        benchmarks/results/peers/kt-seeds21/runs.csv
+        --peer-runs benchmarks/results/peers/kt-40/seeds1-20.csv \
+        benchmarks/results/peers/kt-40/seeds21-40.csv \
+        --plot benchmarks/results/peers/kt-40/must-shows.png
 """
 
 from __future__ import annotations
@@ -90,9 +90,7 @@ def best_peers_of_runs(runs: pd.DataFrame) -> dict[str, tuple[tuple[float, str],
 def _lowest(summary: pd.DataFrame, tables: list[str]) -> dict[str, tuple[tuple[float, str], ...]]:
     """Per table, the (mean, strategy) of the lowest ``slowdown_mean`` at 60 and at 120
     among ``summary``'s rows (problem, strategy, budget), GPR's labels and ``RS`` left out."""
-    peers = _peers_only(summary.rename(columns={"strategy": "label"})).rename(
-        columns={"label": "strategy"}
-    )
+    peers = _peers_only(summary, "strategy")
     best = {}
     for table in tables:
         first = [
@@ -105,9 +103,10 @@ def _lowest(summary: pd.DataFrame, tables: list[str]) -> dict[str, tuple[tuple[f
     return best
 
 
-def _peers_only(rows: pd.DataFrame) -> pd.DataFrame:
-    """The rows of peers: GPR's labels and our random search (``RS``) left out."""
-    return rows[~rows.label.str.startswith("GPR") & (rows.label != "RS")]
+def _peers_only(rows: pd.DataFrame, key: str = "label") -> pd.DataFrame:
+    """The rows of peers (strategy named in column ``key``): GPR's labels and our random
+    search (``RS``) left out."""
+    return rows[~rows[key].str.startswith("GPR") & (rows[key] != "RS")]
 
 
 def fixed_runs() -> pd.DataFrame:
@@ -266,9 +265,9 @@ def must_shows(mine: pd.DataFrame, peers: pd.DataFrame, plot: str | None = None)
         met["worst run"] += int(worst <= bound)
         above = int((runs.slowdown_120 > bound).sum())
         cells += [f"{worst:.3f}", f"{bound:.3f}", f"{above} of {len(runs)}"]
-        theirs = _peers_only(peers[peers.problem == table]).groupby("label").slowdown_120.max()
-        cells.append(", ".join(theirs[theirs <= bound].index) or "none")
-        cells.append(f"{int((theirs < worst).sum()) + 1} of {len(theirs) + 1}")
+        worsts = _peers_only(peers[peers.problem == table]).groupby("label").slowdown_120.max()
+        cells.append(", ".join(worsts[worsts <= bound].index) or "none")
+        cells.append(f"{int((worsts < worst).sum()) + 1} of {len(worsts) + 1}")
         print("| " + " | ".join(cells) + " |")
     print(f"\ntables where it holds, of {len(best)}: {met}")
     if plot:

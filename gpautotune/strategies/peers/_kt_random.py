@@ -113,12 +113,13 @@ def install(prefix: str = "kernel_tuner") -> None:
     """Point the random sources of every loaded module under ``prefix`` at the stand-ins
     (once per module; modules loaded later are patched by a later call)."""
     lhs = _latin_hypercube()
+    scipy_lhs = lhs.__bases__[0]
     for name, module in list(sys.modules.items()):
         if module is None or name in _installed or not name.startswith(prefix):
             continue
         for attr, value in list(vars(module).items()):
-            if isinstance(value, type) and value is not lhs and value.__name__ == "LatinHypercube":
-                setattr(module, attr, lhs)  # from scipy.stats.qmc import LatinHypercube
+            if value is scipy_lhs:  # from scipy.stats.qmc import LatinHypercube
+                setattr(module, attr, lhs)
             elif value is random:
                 setattr(module, attr, _RANDOM)
             elif value is np:
