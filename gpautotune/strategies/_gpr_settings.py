@@ -128,6 +128,13 @@ class GPRSettings(StrategySettings):
             ``predicates`` where the model has no ``extra_inputs`` (the space declares
             no model inputs), ``none`` where it has some, since declared inputs are
             the user's own account of what acts together (docs/benchmarks/gpr-spaces.md).
+        infer_relations: where a predicate is opaque (a set of rows, such as a Kernel
+            Tuner cache replayed without its script's restrictions, or a function) and the
+            valid configurations are enumerated, the derived inputs (when
+            ``derived_inputs`` gives any) also come from the divisibility relations and
+            the bounds on products and quotients that every valid configuration obeys
+            (:func:`gpautotune.space.valid_set_relations`: on the GEMM and convolution
+            caches, their scripts' restrictions); ``False``: from the predicates' text only.
         screen: "screen, then tune": after the initial design, fix the parameters whose
             total Sobol index has an upper bound below this threshold (in (0, 1)) to their
             level in the best initial configuration (see
@@ -230,6 +237,7 @@ class GPRSettings(StrategySettings):
         "thompson_after",
         "forest_every",
         "forest_after",
+        "infer_relations",
     )
 
     n_init: PositiveInt | None = None
@@ -260,6 +268,7 @@ class GPRSettings(StrategySettings):
     failed_value: Literal["none", "worst"] = "worst"
     extra_inputs: tuple[str, ...] | None = None
     derived_inputs: Literal["auto", "none", "predicates"] = "auto"
+    infer_relations: bool = True
     screen: Annotated[float, Field(gt=0, lt=1)] | None = None
     stall: PositiveInt | None = 7
     stall_kappa: PositiveFloat = 10.0

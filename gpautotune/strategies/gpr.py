@@ -66,7 +66,14 @@ from gpautotune.acquisition import (
     thompson_subset,
 )
 from gpautotune.exceptions import ConfigError
-from gpautotune.space import Categorical, Ordinal, Parameter, Space, sample_index
+from gpautotune.space import (
+    Categorical,
+    Ordinal,
+    Parameter,
+    Space,
+    sample_index,
+    valid_set_relations,
+)
 from gpautotune.strategies._base import Proposal, Strategy
 from gpautotune.strategies._gpr_records import ModelFit, ModelPick, model_fits
 from gpautotune.strategies._gpr_settings import GPRSettings
@@ -138,11 +145,18 @@ class GPRStrategy(Strategy):
                 f"extra_inputs {unknown} are not derived quantities of the space; "
                 f"derived: {sorted(space.describe()['derived'])}"
             )
-        #: Products and quotients of parameters the predicates name (``derived_inputs``).
+        self.gp_settings, self.pool_settings = o.gp(), o.pool()
+        self.pool = CandidatePool(space, self.pool_settings, seed)
+        derive = o.derived_inputs == "predicates" or (
+            o.derived_inputs == "auto" and not self.extra_inputs
+        )
+        #: Relations the valid set obeys, read where a predicate is opaque (``infer_relations``).
+        self.relations = self._valid_set_relations() if derive and o.infer_relations else ()
+        #: Products and quotients of parameters the predicates (and :attr:`relations`) name
+        #: (``derived_inputs``).
         self.monomials = (
-            predicate_monomials(space, exclude=self.extra_inputs)
-            if o.derived_inputs == "predicates"
-            or (o.derived_inputs == "auto" and not self.extra_inputs)
+            predicate_monomials(space, exclude=self.extra_inputs, relations=self.relations)
+            if derive
             else ()
         )
         #: The space as the model sees it: with ``codes="categorical"``, ordinals whose
@@ -158,12 +172,10 @@ class GPRStrategy(Strategy):
         # a trend formula is the user's: it reads the parameters as the space declares them
         trend_space = self.model_space if o.trend in SHORTCUTS else space
         self.basis = build_basis(o.trend, trend_space, inputs=self.extra_inputs)
-        self.gp_settings, self.pool_settings = o.gp(), o.pool()
         self._portfolio = portfolio(o.portfolio)  # (acquisition, kappa) pairs of hedge
         #: The GPs ``model_choice`` chooses among (one with ``fixed``), and the one in use.
         self._gps = [self._surrogate(v) for v in o.gp_variants()]
         self.gp = self._gps[0]
-        self.pool = CandidatePool(space, self.pool_settings, seed)
         #: The fit whose step left the pool's backlog as it is (None: an empty backlog).
         self._backlog_fit: int | None = None
         self._design: np.ndarray | None = None
@@ -177,6 +189,14 @@ class GPRStrategy(Strategy):
         self._batch: tuple[int, list[Proposal]] | None = None
         #: The rules of the candidates' trust region (``trust_region``), else None.
         self.trust = TrustRegion.for_dims(space.dims) if o.trust_region else None
+
+    def _valid_set_relations(self) -> tuple[str, ...]:
+        """The relations every valid configuration obeys, when a predicate is opaque (its
+        arithmetic cannot be read) and the pool enumerates the valid set; else none."""
+        opaque = any(c.names is None for c in self.space.constraints)
+        if not opaque or not self.pool.exhaustive:
+            return ()
+        return valid_set_relations(self.space, self.pool.enumerated)
 
     def _surrogate(self, settings: GPSettings) -> GPSurrogate | KrigingSurrogate:
         """The model the ``model`` option names (a GP of ``settings``), over the
@@ -219,6 +239,8 @@ class GPRStrategy(Strategy):
         out["extra_inputs"] = list(self.extra_inputs)
         if self.monomials:
             out["derived"] = [m.label for m in self.monomials]
+        if self.relations:
+            out["relations"] = list(self.relations)
         if self.model_space is self.space:  # the option changes nothing here
             del out["codes"]
         if out["screen"] is None:

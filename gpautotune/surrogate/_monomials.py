@@ -12,8 +12,11 @@ quantities a predicate names, when those are themselves products or quotients), 
 knowledge of any kernel: every ``a * b``, ``a / b``, ``a // b`` of two or more positive
 numeric parameters, and for ``a % b`` the quotient ``a / b``. :class:`Monomial` evaluates
 one on parameter columns, on a log scale (a product of powers of two is then evenly spaced,
-as the parameters themselves are). No library does this: BoTorch and GPyTorch take the
-inputs they are given, and ConfigSpace's conditions are not arithmetic.
+as the parameters themselves are). Where a predicate is opaque (a set of rows, a function),
+the caller can pass the relations the valid set obeys
+(:func:`gpautotune.space.valid_set_relations`) as further texts. No library does this:
+BoTorch and GPyTorch take the inputs they are given, and ConfigSpace's conditions are not
+arithmetic.
 """
 
 from __future__ import annotations
@@ -50,11 +53,14 @@ class Monomial:
         return sum(k * np.log(np.asarray(columns[n], dtype=float)) for n, k in self.powers)
 
 
-def predicate_monomials(space: Space, exclude: Sequence[str] = ()) -> tuple[Monomial, ...]:
+def predicate_monomials(
+    space: Space, exclude: Sequence[str] = (), relations: Sequence[str] = ()
+) -> tuple[Monomial, ...]:
     """The products and quotients of two or more positive numeric parameters that the
-    space's predicates name, in the order first met, each once (``a/b`` and ``b/a`` are
-    one input); none equal to a parameter or to a derived quantity named in ``exclude``
-    (inputs the model has already)."""
+    space's predicates name, then those of ``relations`` (further predicate texts, such as
+    :func:`~gpautotune.space.valid_set_relations` finds), in the order first met, each
+    once (``a/b`` and ``b/a`` are one input); none equal to a parameter or to a derived
+    quantity named in ``exclude`` (inputs the model has already)."""
     spec = space.describe()
     positive = {
         p.name
@@ -69,7 +75,7 @@ def predicate_monomials(space: Space, exclude: Sequence[str] = ()) -> tuple[Mono
     reader = _Reader(positive, derived)
     seen = {_key(m) for m in (reader.monomial(derived.get(n)) for n in exclude) if m}
     out: list[Monomial] = []
-    for text in spec["constraints"]:
+    for text in [*spec["constraints"], *relations]:
         tree = _parse(text)
         if tree is None:
             continue

@@ -12,7 +12,7 @@ from gpautotune.problems.synthetic import (
     HiddenFailureProblem,
     ScreeningProblem,
 )
-from gpautotune.space import Categorical, IntRange, Ordinal, Space
+from gpautotune.space import Categorical, IntRange, Ordinal, RowSet, Space
 from gpautotune.storage import import_csv
 from gpautotune.strategies import make_strategy
 from gpautotune.strategies.gpr import GPRStrategy, ModelFit, ModelPick
@@ -872,6 +872,29 @@ def test_derived_inputs_by_default_only_where_the_space_declares_no_model_inputs
     assert GPRStrategy(bare, seed=0, extra_inputs=[], derived_inputs="none", **FAST).monomials == ()
     forced = GPRStrategy(declared, seed=0, derived_inputs="predicates", **FAST)
     assert [m.label for m in forced.monomials] == ["threads*vec"]  # per_thread is declared
+
+
+def test_derived_inputs_of_a_table_come_from_the_relations_its_rows_obey():
+    """A space given as a set of rows (a replayed cache: an opaque membership predicate)
+    gets the derived inputs its author's predicate would have given, read from the rows
+    (``infer_relations``, default on); a space whose predicates are text is read from the
+    text alone."""
+    written = _Tiles().space
+    rows = written.enumerate_index()
+    table = Space(
+        list(written.parameters), [RowSet(dict(written.columns(rows)), label="row of the table")]
+    )
+    from_rows = GPRStrategy(table, seed=0, **FAST)
+    assert from_rows.relations == ("wg % (threads * vec) == 0",)
+    assert [m.label for m in from_rows.monomials] == ["wg/(threads*vec)", "threads*vec"]
+    assert from_rows.settings()["relations"] == ["wg % (threads * vec) == 0"]
+    np.testing.assert_array_equal(
+        from_rows.features(rows), GPRStrategy(written, seed=0, **FAST).features(rows)
+    )
+    assert GPRStrategy(written, seed=0, **FAST).relations == ()
+    off = GPRStrategy(table, seed=0, infer_relations=False, **FAST)
+    assert off.relations == () and off.monomials == ()
+    assert GPRStrategy(table, seed=0, derived_inputs="none", **FAST).relations == ()
 
 
 def test_trust_region_keeps_model_picks_in_the_box_around_the_best():
