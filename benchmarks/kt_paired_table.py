@@ -119,11 +119,18 @@ def fixed_runs() -> pd.DataFrame:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--new", nargs="+", default=[f"{RESULTS}/kt-loo40/runs.csv"])
+    parser.add_argument(
+        "--new",
+        nargs="+",
+        default=[f"{RESULTS}/kt-loo40/runs.csv"],
+        help="runs_csv.py files (with --must-shows, a (table, seed) in several: the first's)",
+    )
     parser.add_argument(
         "--peers", nargs="+", default=[], help="best peers' runs (runs_csv.py files)"
     )
-    parser.add_argument("--base", help="runs to pair with instead of the fixed GP's")
+    parser.add_argument(
+        "--base", nargs="+", help="runs to pair with instead of the fixed GP's (files)"
+    )
     parser.add_argument("--base-label", help="the label of --base's runs")
     parser.add_argument(
         "--names",
@@ -152,12 +159,12 @@ def main() -> None:
     parser.add_argument("--plot", help="with --must-shows: draw the table to this file")
     args = parser.parse_args()
     new = _read(args.new)
-    if args.must_shows:
-        must_shows(new, _read(args.peer_runs), args.plot)
+    if args.must_shows:  # a run in several --new files: the first file's
+        must_shows(new.drop_duplicates(["problem", "seed"]), _read(args.peer_runs), args.plot)
         return
     new = new[new.label == args.new_label] if args.new_label else new
     if args.base:
-        old = pd.read_csv(args.base)
+        old = _read(args.base)
         old = old[old.label == args.base_label] if args.base_label else old
         base, named = "default", "option"
     else:
