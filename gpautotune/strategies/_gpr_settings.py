@@ -134,7 +134,10 @@ class GPRSettings(StrategySettings):
             ``derived_inputs`` gives any) also come from the divisibility relations and
             the bounds on products and quotients that every valid configuration obeys
             (:func:`gpautotune.space.valid_set_relations`: on the GEMM and convolution
-            caches, their scripts' restrictions); ``False``: from the predicates' text only.
+            caches, their scripts' restrictions). Off by default: over 40 seeds it is
+            level with the default on the gemm caches, ahead at 60 evaluations on
+            convolution, and adds about 0.05 s to an ask on the largest cache
+            (docs/benchmarks/gpr-spaces.md, "Relations read from the valid set").
         screen: "screen, then tune": after the initial design, fix the parameters whose
             total Sobol index has an upper bound below this threshold (in (0, 1)) to their
             level in the best initial configuration (see
@@ -268,7 +271,7 @@ class GPRSettings(StrategySettings):
     failed_value: Literal["none", "worst"] = "worst"
     extra_inputs: tuple[str, ...] | None = None
     derived_inputs: Literal["auto", "none", "predicates"] = "auto"
-    infer_relations: bool = True
+    infer_relations: bool = False
     screen: Annotated[float, Field(gt=0, lt=1)] | None = None
     stall: PositiveInt | None = 7
     stall_kappa: PositiveFloat = 10.0

@@ -11,7 +11,8 @@ The seeds' method (seed 003 §4.2, figure 13.4), on BoTorch/GPyTorch:
    default; ``"fixed"``: that one GP always); where the model has no declared inputs
    (``derived_inputs="auto"``, the default) the kernel also sees the products and
    quotients of parameters that the space's predicates name
-   (:mod:`gpautotune.surrogate._monomials`);
+   (:mod:`gpautotune.surrogate._monomials`; with ``infer_relations``, where a predicate
+   is opaque, those of the relations the valid set obeys);
 3. log-EI (or EI, PI, LCB, or GP-Hedge's draw among log-EI, log-PI and LCB by the gains
    of their earlier nominees) over the candidate pool: every unmeasured valid configuration
    when the space can be enumerated, otherwise a constrained Sobol sample, the

@@ -875,26 +875,29 @@ def test_derived_inputs_by_default_only_where_the_space_declares_no_model_inputs
 
 
 def test_derived_inputs_of_a_table_come_from_the_relations_its_rows_obey():
-    """A space given as a set of rows (a replayed cache: an opaque membership predicate)
-    gets the derived inputs its author's predicate would have given, read from the rows
-    (``infer_relations``, default on); a space whose predicates are text is read from the
-    text alone."""
+    """With ``infer_relations``, a space given as a set of rows (a replayed cache: an
+    opaque membership predicate) gets the derived inputs its author's predicate would have
+    given, read from the rows; a space whose predicates are text is read from the text
+    alone; by default nothing is read from the rows."""
     written = _Tiles().space
     rows = written.enumerate_index()
     table = Space(
         list(written.parameters), [RowSet(dict(written.columns(rows)), label="row of the table")]
     )
-    from_rows = GPRStrategy(table, seed=0, **FAST)
+    from_rows = GPRStrategy(table, seed=0, infer_relations=True, **FAST)
     assert from_rows.relations == ("wg % (threads * vec) == 0",)
     assert [m.label for m in from_rows.monomials] == ["wg/(threads*vec)", "threads*vec"]
     assert from_rows.settings()["relations"] == ["wg % (threads * vec) == 0"]
     np.testing.assert_array_equal(
         from_rows.features(rows), GPRStrategy(written, seed=0, **FAST).features(rows)
     )
-    assert GPRStrategy(written, seed=0, **FAST).relations == ()
-    off = GPRStrategy(table, seed=0, infer_relations=False, **FAST)
+    assert GPRStrategy(written, seed=0, infer_relations=True, **FAST).relations == ()
+    off = GPRStrategy(table, seed=0, **FAST)
     assert off.relations == () and off.monomials == ()
-    assert GPRStrategy(table, seed=0, derived_inputs="none", **FAST).relations == ()
+    assert "relations" not in off.settings() and "infer_relations" not in off.settings()
+    assert from_rows.settings()["infer_relations"] is True
+    none = GPRStrategy(table, seed=0, infer_relations=True, derived_inputs="none", **FAST)
+    assert none.relations == ()
 
 
 def test_trust_region_keeps_model_picks_in_the_box_around_the_best():
