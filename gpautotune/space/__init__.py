@@ -12,7 +12,7 @@ from gpautotune.space._parameters import (
     PowerOfTwo,
     Real,
 )
-from gpautotune.space._relations import valid_set_relations
+from gpautotune.space._relations import positive_numeric, valid_set_relations
 from gpautotune.space._sampling import sample_index, unit_sample
 from gpautotune.space._space import DEFAULT_ENUMERATION_LIMIT, Config, Space, ValidCount
 from gpautotune.space._spec import space_from_spec
@@ -34,6 +34,7 @@ __all__ = [
     "Space",
     "ValidCount",
     "compile_expression",
+    "positive_numeric",
     "sample_index",
     "space_from_spec",
     "unit_sample",

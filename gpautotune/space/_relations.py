@@ -35,7 +35,7 @@ import numpy as np
 from gpautotune.space._parameters import Boolean, Ordinal
 from gpautotune.space._space import Space
 
-__all__ = ["MAX_GRID", "MIN_EXPECTED_VIOLATIONS", "valid_set_relations"]
+__all__ = ["MAX_GRID", "MIN_EXPECTED_VIOLATIONS", "positive_numeric", "valid_set_relations"]
 
 #: Relations are looked for only when the positive numeric parameters' level grid has at
 #: most this many cells (every candidate is evaluated on the grid).
@@ -52,7 +52,7 @@ def valid_set_relations(space: Space, rows: np.ndarray) -> tuple[str, ...]:
     ``space``) all satisfy and that explain which level combinations are missing, at
     most ``space.dims``; none when fewer than two positive numeric parameters or a grid
     of more than :data:`MAX_GRID` cells."""
-    names = _positive(space)
+    names = positive_numeric(space)
     sizes = [space[n].n_levels for n in names]
     if len(names) < 2 or math.prod(sizes) > MAX_GRID or len(rows) == 0:
         return ()
@@ -77,8 +77,9 @@ def valid_set_relations(space: Space, rows: np.ndarray) -> tuple[str, ...]:
     return tuple(kept)
 
 
-def _positive(space: Space) -> list[str]:
-    """Numeric ordinal parameters (not booleans) whose levels are all positive."""
+def positive_numeric(space: Space) -> list[str]:
+    """The numeric ordinal parameters (not booleans) whose levels are all positive: those
+    whose products and quotients have a logarithm."""
     return [
         p.name
         for p in space.parameters

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpautotune.space import Boolean, Ordinal, Space
+from gpautotune.space import Space, positive_numeric
 
 __all__ = ["Monomial", "predicate_monomials"]
 
@@ -62,14 +62,7 @@ def predicate_monomials(
     once (``a/b`` and ``b/a`` are one input); none equal to a parameter or to a derived
     quantity named in ``exclude`` (inputs the model has already)."""
     spec = space.describe()
-    positive = {
-        p.name
-        for p in space.parameters
-        if isinstance(p, Ordinal)
-        and not isinstance(p, Boolean)
-        and np.asarray(p.levels).dtype.kind in "iuf"
-        and min(p.levels) > 0
-    }
+    positive = set(positive_numeric(space))
     order = {p.name: j for j, p in enumerate(space.parameters)}
     derived = {name: _parse(text) for name, text in spec["derived"].items()}
     reader = _Reader(positive, derived)
