@@ -53,13 +53,11 @@ def valid_set_relations(space: Space, rows: np.ndarray) -> tuple[str, ...]:
     most ``space.dims``; none when fewer than two positive numeric parameters or a grid
     of more than :data:`MAX_GRID` cells."""
     names = positive_numeric(space)
-    sizes = [space[n].n_levels for n in names]
-    if len(names) < 2 or math.prod(sizes) > MAX_GRID or len(rows) == 0:
+    if len(names) < 2 or math.prod(space[n].n_levels for n in names) > MAX_GRID or not len(rows):
         return ()
     cols = [space.names.index(n) for n in names]
     seen = np.unique(np.asarray(rows, dtype=np.int64)[:, cols], axis=0)
-    grid = np.stack(np.meshgrid(*[np.arange(k) for k in sizes], indexing="ij"), -1)
-    grid = grid.reshape(-1, len(names))
+    grid = Space([space[n] for n in names]).enumerate_index().astype(np.int64)
     levels = [np.asarray(space[n].levels, dtype=float) for n in names]
     on_grid = [lv[grid[:, j]] for j, lv in enumerate(levels)]
     on_seen = [lv[seen[:, j]] for j, lv in enumerate(levels)]

@@ -82,14 +82,15 @@ def _forward(name: str) -> Any:
     return draw
 
 
-def _latin_hypercube() -> type:
-    """SciPy's ``LatinHypercube``, made to take its generator from the calling thread's
-    private ones when it is given none (fresh entropy elsewhere, as SciPy's own)."""
+def _latin_hypercube() -> tuple[type, type]:
+    """SciPy's ``LatinHypercube`` and its stand-in, which takes its generator from the
+    calling thread's private ones when it is given none (fresh entropy elsewhere, as
+    SciPy's own); the stand-in replaces SciPy's class in ``scipy.stats.qmc`` once."""
     from scipy.stats import qmc
 
     base = qmc.LatinHypercube
     if getattr(base, "_thread_private", False):
-        return base
+        return base.__bases__[0], base
 
     class LatinHypercube(base):  # type: ignore[misc, valid-type]
         __doc__ = base.__doc__
@@ -102,7 +103,7 @@ def _latin_hypercube() -> type:
             super().__init__(d, *args, **kwargs)
 
     qmc.LatinHypercube = LatinHypercube  # also for imports inside functions
-    return LatinHypercube
+    return base, LatinHypercube
 
 
 _RANDOM, _NUMPY, _NUMPY_RANDOM = _Random(), _Numpy(), _NumpyRandom()
@@ -112,8 +113,7 @@ _installed: set[str] = set()
 def install(prefix: str = "kernel_tuner") -> None:
     """Point the random sources of every loaded module under ``prefix`` at the stand-ins
     (once per module; modules loaded later are patched by a later call)."""
-    lhs = _latin_hypercube()
-    scipy_lhs = lhs.__bases__[0]
+    scipy_lhs, lhs = _latin_hypercube()
     for name, module in list(sys.modules.items()):
         if module is None or name in _installed or not name.startswith(prefix):
             continue
