@@ -35,10 +35,11 @@ runs, the runs above the bound and the Mann-Whitney p of each budget,
         --base benchmarks/results/gpr/kt-loo40/runs.csv --base-label GPR-loo40
 
 With ``--must-shows``, ``--new`` holds the default's runs (several files, any seeds, every
-row the default's) and ``--peer-runs`` the peers' on the same seeds: per table, the best
-peer at 60 and at 120 from those runs, the default paired with it by seed (Wilcoxon), the
-default's worst run at 120 against the bound (the best peer's mean at 60) and its runs
-above it, the must-shows of docs/benchmarks/gpr-spaces.md on every seed there is,
+row the default's, or ``PATH:LABEL`` for one label's rows of a file) and ``--peer-runs``
+the peers' on the same seeds: per table, the best peer at 60 and at 120 from those runs,
+the default paired with it by seed (Wilcoxon), the default's worst run at 120 against the
+bound (the best peer's mean at 60) and its runs above it, the must-shows of
+docs/benchmarks/gpr-spaces.md on every seed there is,
 
     python benchmarks/kt_paired_table.py --must-shows \
         --new benchmarks/results/gpr/kt-loo40/runs.csv benchmarks/results/gpr/kt-seeds21/runs.csv \
@@ -254,11 +255,9 @@ def must_shows(mine: pd.DataFrame, peers: pd.DataFrame, plot: str | None = None)
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     met = {"mean at 60": 0, "mean at 120": 0, "worst run": 0}
-    best = best_peers_of_runs(peers)
+    best = {t: b for t, b in best_peers_of_runs(peers).items() if (mine.problem == t).any()}
     for table, table_best in best.items():
         runs = mine[mine.problem == table].set_index("seed")
-        if runs.empty:
-            continue
         cells = [table, str(len(runs))]
         for budget, (mean, peer) in zip((60, 120), table_best, strict=True):
             theirs = peers[(peers.problem == table) & (peers.label == peer)].set_index("seed")
@@ -289,7 +288,7 @@ def _plot_must_shows(mine: pd.DataFrame, best: dict, path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    tables = [t for t in best if (mine.problem == t).any()][::-1]
+    tables = list(best)[::-1]
     fig, axes = plt.subplots(1, 3, figsize=(13, 0.42 * len(tables) + 1.4), sharey=True)
     y = range(len(tables))
     for ax, budget, k in ((axes[0], 60, 0), (axes[1], 120, 1)):
@@ -319,8 +318,19 @@ def _plot_must_shows(mine: pd.DataFrame, best: dict, path: str) -> None:
 
 
 def _read(paths: list[str]) -> pd.DataFrame:
-    """The rows of several ``runs_csv.py`` files."""
-    return pd.concat([pd.read_csv(path) for path in paths])
+    """The rows of several ``runs_csv.py`` files; ``PATH:LABEL`` keeps one label's rows
+    of that file (a file holding two arms)."""
+    frames = []
+    for spec in paths:
+        path, _, label = spec.partition(":")
+        rows = pd.read_csv(path)
+        if label:
+            if label not in set(rows.label):
+                known = sorted(set(rows.label))
+                raise SystemExit(f"{path} has no runs labelled {label!r}; it has {known}")
+            rows = rows[rows.label == label]
+        frames.append(rows)
+    return pd.concat(frames)
 
 
 def against_peers(
