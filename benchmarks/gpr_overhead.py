@@ -6,6 +6,7 @@ Run: .venv/bin/python benchmarks/gpr_overhead.py [--sizes 50 120 250 500 1000] [
      .venv/bin/python benchmarks/gpr_overhead.py --kt-cache ... --sizes 120 --asks 11 --seeds 0 1 2
      .venv/bin/python benchmarks/gpr_overhead.py ... --option acquisition=hedge   # an option
      .venv/bin/python benchmarks/gpr_overhead.py --kt-cache ... --restriction "KWG % KWI == 0" ...
+     .venv/bin/python benchmarks/gpr_overhead.py --kt-cache ... --fit-steps   # L-BFGS per fit
 
 For each size N, a GPR strategy is told N measured trials (a constrained Sobol sample of
 the problem, evaluated) and then asked for one configuration ``--asks`` times (each ask
@@ -16,15 +17,20 @@ replay, exhaustive pool of ~23,000 configurations; 54 factors: ConstrainedBitsPr
 non-enumerable pool (sample + neighbourhoods + backlog); ``--kt-cache PATH``: a Kernel
 Tuner cache instead of the Laplacian (gemm's 17,956 configurations is the largest shared),
 with ``--restriction`` its script's restrictions (each one adds to the model the products
-and quotients it names, ``derived_inputs``).
+and quotients it names, ``derived_inputs``). With ``--fit-steps``, each L-BFGS fit of the
+timed asks is counted by its iteration limit and BoTorch's stop status (warm fits from the
+previous step's hyperparameters, fresh ones from the defaults or prior draws).
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import resource
 import statistics
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from gpautotune.config import apply_overrides
 from gpautotune.problems import ConstrainedBitsProblem, laplacian_replay
@@ -50,6 +56,26 @@ def time_asks(problem, n_obs: int, asks: int, seed: int = 0, **options) -> list[
     return times
 
 
+@contextmanager
+def counting_fits() -> Iterator[collections.Counter]:
+    """Count the surrogate's L-BFGS fits by (iteration limit, stop status) while open."""
+    from gpautotune.surrogate import _gp
+
+    fits: collections.Counter = collections.Counter()
+    original = _gp.fit_gpytorch_mll_scipy
+
+    def counted(*args, **kwargs):
+        result = original(*args, **kwargs)
+        fits[(kwargs["options"]["maxiter"], result.step, result.status.name)] += 1
+        return result
+
+    _gp.fit_gpytorch_mll_scipy = counted
+    try:
+        yield fits
+    finally:
+        _gp.fit_gpytorch_mll_scipy = original
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 120, 250, 500, 1000])
@@ -64,6 +90,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--option", action="append", default=[], help="a GPR option as KEY=VALUE (repeatable)"
+    )
+    parser.add_argument(
+        "--fit-steps", action="store_true", help="count the L-BFGS fits by limit and status"
     )
     args = parser.parse_args()
     options = apply_overrides({}, args.option)  # YAML scalars; ConfigError names a bad one
@@ -82,12 +111,18 @@ def main() -> None:
         ("54-factor constrained bits", ConstrainedBitsProblem(), args.bits_sizes),
     ):
         for n in sizes:
-            times = [t for s in args.seeds for t in time_asks(problem, n, args.asks, s, **options)]
+            with counting_fits() as fits:
+                times = [
+                    t for s in args.seeds for t in time_asks(problem, n, args.asks, s, **options)
+                ]
             print(
                 f"| {label} | {n} | {statistics.median(times):.3f} "
                 f"| {min(times):.3f} | {max(times):.3f} |",
                 flush=True,
             )
+            if args.fit_steps:
+                for (limit, steps, status), count in sorted(fits.items()):
+                    print(f"  fits with limit {limit}: {count} stopped {status} at {steps}")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"\npeak resident memory of the process: {peak:.0f} MiB")
 
