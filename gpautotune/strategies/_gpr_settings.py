@@ -77,6 +77,9 @@ class GPRSettings(StrategySettings):
             :class:`~gpautotune.surrogate.GPSettings`).
         input_warp: ``none`` or ``kumaraswamy`` (a learned Kumaraswamy CDF per kernel
             input; see :class:`~gpautotune.surrogate.GPSettings`).
+        gradient: ``autograd`` (default) or ``closed_form``: the fit's likelihood
+            gradient by hand for the default kernel, cheaper per evaluation, other floats
+            and so other runs (:class:`~gpautotune.surrogate.GPSettings`).
         model_choice: ``loo`` (default): on every fresh fit (the first, then every
             ``fresh_every``-th) from ``loo_after`` training rows on, also fit the GPs of
             ``variants`` (by default the same GP with ``lengthscale_prior: unit`` and
@@ -241,6 +244,7 @@ class GPRSettings(StrategySettings):
         "forest_every",
         "forest_after",
         "infer_relations",
+        "gradient",
     )
 
     n_init: PositiveInt | None = None
@@ -255,6 +259,7 @@ class GPRSettings(StrategySettings):
     log_transform: bool = True
     output_warp: Literal["none", "copula"] = "none"
     input_warp: Literal["none", "kumaraswamy"] = "none"
+    gradient: Literal["autograd", "closed_form"] = "autograd"
     model_choice: Literal["fixed", "loo"] = "loo"
     loo_after: NonNegativeInt = 40
     variants: tuple[Variant, ...] = ("unit", "copula")

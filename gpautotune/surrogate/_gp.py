@@ -36,7 +36,7 @@ from gpytorch.mlls import ExactMarginalLogLikelihood
 from gpytorch.priors import GammaPrior, LogNormalPrior
 
 from gpautotune.exceptions import GPAutotuneError
-from gpautotune.surrogate._mll import exact_mll_closure
+from gpautotune.surrogate._mll import closed_form_closure, exact_mll_closure
 from gpautotune.surrogate._trend import TrendMean
 
 __all__ = [
@@ -109,6 +109,10 @@ class GPSettings:
             2014; LogNormal(0, √0.75) priors, centred on the identity), so that a parameter
             can matter more at one end of its levels than at the other. ``none`` keeps
             the inputs as encoded.
+        gradient: how the fit gets the marginal likelihood's gradient: ``autograd``
+            (GPyTorch's floats, bit for bit) or ``closed_form`` (written by hand for the
+            default kernel, about half the cost per evaluation, floats within ~1e-14, so
+            other L-BFGS steps; other kernels keep autograd). See ``surrogate/_mll.py``.
     """
 
     kernel: Kernel = "matern52"
@@ -125,6 +129,7 @@ class GPSettings:
     lengthscale_max: float | None = None
     output_warp: Literal["none", "copula"] = "none"
     input_warp: Literal["none", "kumaraswamy"] = "none"
+    gradient: Literal["autograd", "closed_form"] = "autograd"
 
 
 @dataclass
@@ -340,7 +345,7 @@ class GPSurrogate:
             fit_gpytorch_mll_scipy(
                 mll,
                 parameters=parameters,
-                closure=exact_mll_closure(model, parameters),  # None: BoTorch's own
+                closure=self._closure(model, parameters),  # None: BoTorch's own
                 options={"maxiter": maxiter},
             )
         model.train()
@@ -350,6 +355,15 @@ class GPSurrogate:
         if not math.isfinite(value):
             raise SurrogateError("non-finite marginal likelihood")
         return model, value
+
+    def _closure(self, model: SingleTaskGP, parameters: dict[str, torch.Tensor]) -> Any:
+        """The fit's loss closure: the closed-form gradient where the setting asks for it
+        and the model is one it covers, else the exact one (None: BoTorch's own)."""
+        if self.settings.gradient == "closed_form":
+            closure = closed_form_closure(model, parameters)
+            if closure is not None:
+                return closure
+        return exact_mll_closure(model, parameters)
 
     def _rescue(
         self, X: torch.Tensor, Y: torch.Tensor, warm: Hyperparameters | None

@@ -10,6 +10,15 @@ output scale, a learned homoscedastic noise, a :class:`TrendMean`, no input tran
 so that the value and the gradients are the same floats, and a fit takes the same L-BFGS
 steps, only faster. Any other model gets ``None``: the caller keeps BoTorch's closure.
 The unit tests hold the two closures to bitwise equality.
+
+:func:`closed_form_closure` (the ``gradient="closed_form"`` setting) is faster and not
+bitwise: for the default kernel (ARD Matérn 5/2, length-scales and noise untransformed) it
+writes the likelihood's gradient by hand, ``∂L/∂θ = tr(G ∂K/∂θ)`` with ``G = (ααᵀ −
+K⁻¹)/2`` and ``α = K⁻¹(y − m)`` (Rasmussen & Williams 2006, eq. 5.9), the length-scales'
+``∂K/∂ℓ_j = σ² (5/3) (1 + √5 r) e^{−√5 r} Δ_j²/ℓ_j³`` summed against ``G`` in two matrix
+products, and leaves autograd only the priors. Its gradients agree with GPyTorch's to about
+1e-14 relative, so a fit takes other L-BFGS steps and ends elsewhere within the optimiser's
+tolerance: the runs it makes are other runs.
 """
 
 from __future__ import annotations
@@ -27,9 +36,10 @@ from torch.distributions.multivariate_normal import _batch_mahalanobis
 
 from gpautotune.surrogate._trend import TrendMean
 
-__all__ = ["exact_mll_closure"]
+__all__ = ["closed_form_closure", "exact_mll_closure"]
 
 _LOG_2PI = math.log(2 * math.pi)
+_ROOT5 = math.sqrt(5)
 
 
 def exact_mll_closure(
@@ -82,3 +92,89 @@ def _loss(model: SingleTaskGP) -> Callable[[], torch.Tensor]:
         return -res.div_(n)
 
     return loss
+
+
+def closed_form_closure(
+    model: SingleTaskGP, parameters: dict[str, torch.Tensor]
+) -> Callable[[], tuple[torch.Tensor, list[torch.Tensor]]] | None:
+    """A closure for ``fit_gpytorch_mll_scipy`` with the same loss as
+    :func:`exact_mll_closure` and its gradient in closed form (see the module docstring),
+    or ``None`` where ``model`` is not the default kind: an ARD Matérn 5/2 kernel on the
+    first ``d`` inputs with untransformed length-scales (no upper bound), a learned
+    untransformed noise, a :class:`TrendMean`, no input or outcome transform."""
+    covar, likelihood = model.covar_module, model.likelihood
+    base = covar.base_kernel if isinstance(covar, ScaleKernel) else None
+    names = {
+        "likelihood.noise_covar.raw_noise",
+        "model.mean_module.constant",
+        "model.mean_module.weights",
+        "model.covar_module.raw_outputscale",
+        "model.covar_module.base_kernel.raw_lengthscale",
+    }
+    if not (
+        type(base) is MaternKernel
+        and base.nu == 2.5
+        and base.ard_num_dims not in (None, 1)
+        and base.active_dims is not None
+        and not base.raw_lengthscale_constraint.enforced
+        and type(likelihood) is GaussianLikelihood
+        and not likelihood.noise_covar.raw_noise_constraint.enforced
+        and isinstance(model.mean_module, TrendMean)
+        and getattr(model, "input_transform", None) is None
+        and getattr(model, "outcome_transform", None) is None
+        and model.train_inputs[0].dim() == 2
+        and set(parameters) == names
+    ):
+        return None
+    X, y = model.train_inputs[0], model.train_targets
+    n = y.shape[-1]
+    mean_module = model.mean_module
+    features = X[:, mean_module.offset :]
+    x = X.index_select(-1, base.active_dims)
+    x = x - x.mean(0)  # distances do not move with the origin
+    x2 = x * x
+    priors = [(prior, closure, module) for _, module, prior, closure, _ in model.named_priors()]
+
+    def closure() -> tuple[torch.Tensor, list[torch.Tensor]]:
+        with torch.no_grad():
+            ls = base.lengthscale.view(-1)
+            scale = covar.outputscale
+            xs = x / ls
+            sq = (xs * xs).sum(1)
+            r2 = (sq[:, None] + sq[None, :] - 2 * xs @ xs.T).clamp_min_(0)
+            r2.diagonal().zero_()
+            r = r2.sqrt()
+            decay, poly = torch.exp(-_ROOT5 * r), 1 + _ROOT5 * r
+            K = scale * (poly + (5.0 / 3.0) * r2) * decay
+            full = K.clone()
+            full.diagonal().add_(likelihood.noise.view(-1))
+            resid = (y - (mean_module.constant + features @ mean_module.weights)).unsqueeze(-1)
+            L = psd_safe_cholesky(full)
+            alpha = torch.cholesky_solve(resid, L)
+            value = -0.5 * (resid * alpha).sum() - L.diagonal().log().sum() - 0.5 * n * _LOG_2PI
+            G = 0.5 * (alpha @ alpha.T - torch.cholesky_inverse(L))
+            W = G * (scale * 5.0 / 3.0) * poly * decay
+            by_dim = 2 * (x2.T @ W.sum(1)) - 2 * (x * (W @ x)).sum(0)
+            a = alpha.view(-1)
+            grads = {  # of the log likelihood, by raw parameter
+                "likelihood.noise_covar.raw_noise": G.diagonal().sum(),
+                "model.mean_module.constant": a.sum(),
+                "model.mean_module.weights": features.T @ a,
+                # the output scale is a softplus of its raw parameter
+                "model.covar_module.raw_outputscale": (G * K).sum()
+                / scale
+                * torch.sigmoid(covar.raw_outputscale),
+                "model.covar_module.base_kernel.raw_lengthscale": by_dim / ls**3,
+            }
+        for p in parameters.values():
+            p.grad = None
+        prior = sum(p.log_prob(c(m)).view(-1).sum() for p, c, m in priors)
+        (-prior / n).backward()  # the priors' gradients, by autograd
+        out = []
+        for name, p in parameters.items():
+            prior_grad = torch.zeros_like(p) if p.grad is None else p.grad
+            p.grad = prior_grad - grads[name].view_as(p) / n
+            out.append(p.grad)
+        return -(value + prior.detach()) / n, out
+
+    return closure

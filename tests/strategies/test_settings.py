@@ -52,6 +52,7 @@ BAD_GPR = [
     ("init_method", "halton", "'sobol', 'random' or 'lhs'"),
     ("output_warp", "rank", "'none' or 'copula'"),
     ("input_warp", "beta", "'none' or 'kumaraswamy'"),
+    ("gradient", "numeric", "'autograd' or 'closed_form'"),
     ("escape", "random", "'cycle', 'far', 'lcb', 'poll' or 'rotate'"),
     ("log_transform", "maybe", "valid boolean"),
     ("feasibility", "perhaps", "valid boolean"),
@@ -139,6 +140,10 @@ def test_gpr_settings_keep_the_run_key_shape():
     assert "input_warp" not in default  # an option added later leaves earlier keys as they were
     warped = GPRStrategy(SPACE, seed=0, input_warp="kumaraswamy").settings()
     assert warped == {**default, "input_warp": "kumaraswamy"}
+    assert "gradient" not in default
+    closed = GPRStrategy(SPACE, seed=0, gradient="closed_form")
+    assert closed.settings() == {**default, "gradient": "closed_form"}
+    assert all(gp.settings.gradient == "closed_form" for gp in closed._gps)
     assert "portfolio" not in default
     hedge = GPRStrategy(SPACE, seed=0, acquisition="hedge").settings()
     two = GPRStrategy(SPACE, seed=0, acquisition="hedge", portfolio=["logei", "lcb"]).settings()

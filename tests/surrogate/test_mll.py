@@ -11,7 +11,7 @@ from botorch.optim.utils import get_parameters_and_bounds
 from gpytorch.mlls import ExactMarginalLogLikelihood
 
 from gpautotune.surrogate import GPSettings, GPSurrogate
-from gpautotune.surrogate._mll import exact_mll_closure
+from gpautotune.surrogate._mll import closed_form_closure, exact_mll_closure
 
 
 def _model(settings: GPSettings, d: int, k: int, n: int, seed: int):
@@ -88,3 +88,59 @@ def test_the_fitted_hyperparameters_are_botorchs() -> None:
 def test_other_models_keep_botorchs_closure(settings: GPSettings, d: int) -> None:
     model, _, parameters = _model(settings, d, 1, 20, seed=0)
     assert exact_mll_closure(model, parameters) is None
+
+
+@pytest.mark.parametrize(("d", "k", "n"), [(6, 1, 120), (10, 0, 75), (3, 4, 30)])
+def test_the_closed_form_gradient_is_autograds_to_rounding(d: int, k: int, n: int) -> None:
+    """The hand-written gradient: BoTorch's value, and its gradients within rounding."""
+    for seed in range(3):
+        model, mll, parameters = _model(GPSettings(), d, k, n, seed)
+        value, grads = get_loss_closure_with_grads(mll, parameters=parameters)()
+        grads = [g.clone() for g in grads]
+        closure = closed_form_closure(model, parameters)
+        assert closure is not None
+        mine, my_grads = closure()
+        assert torch.isclose(mine, value, rtol=1e-12, atol=0)
+        for name, a, b in zip(parameters, my_grads, grads, strict=True):
+            assert a.shape == b.shape, name
+            if b.numel():  # no trend features: an empty weight vector
+                assert float((a - b).abs().max()) <= 1e-10 * float(b.abs().max()) + 1e-14, name
+
+
+def test_a_closed_form_fit_ends_where_botorchs_ends() -> None:
+    from botorch.optim.fit import fit_gpytorch_mll_scipy
+
+    ends = []
+    for closed in (False, True):
+        model, mll, parameters = _model(GPSettings(), 5, 1, 60, seed=4)
+        closure = closed_form_closure(model, parameters) if closed else None
+        fit_gpytorch_mll_scipy(mll, parameters=parameters, closure=closure)
+        ends.append(torch.cat([p.detach().reshape(-1) for p in parameters.values()]))
+    assert torch.allclose(ends[0], ends[1], rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        GPSettings(kernel="matern32"),
+        GPSettings(kernel="rbf"),
+        GPSettings(lengthscale_max=2.0),  # a transformed length-scale
+        GPSettings(noise=1e-4),
+        GPSettings(input_warp="kumaraswamy"),
+    ],
+)
+def test_the_closed_form_covers_only_the_default_kernel(settings: GPSettings) -> None:
+    model, _, parameters = _model(settings, 3, 1, 20, seed=0)
+    assert closed_form_closure(model, parameters) is None
+
+
+def test_a_surrogate_with_the_closed_form_gradient_fits_like_the_default() -> None:
+    rng = np.random.default_rng(1)
+    X = rng.random((50, 5))
+    y = np.exp(X[:, 0] - 2 * X[:, 1] + 0.1 * rng.standard_normal(50))
+    means = []
+    for gradient in ("autograd", "closed_form"):
+        surrogate = GPSurrogate(GPSettings(gradient=gradient), 4, 1)
+        surrogate.fit(X, y, seed=0)
+        means.append(surrogate.predict(X[:10])[0])
+    assert np.allclose(means[0], means[1], atol=1e-3)
