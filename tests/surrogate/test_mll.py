@@ -63,18 +63,24 @@ def test_value_and_gradients_equal_botorchs_closure_bit_for_bit(
             assert torch.equal(a, b), name
 
 
-def test_the_fitted_hyperparameters_are_botorchs() -> None:
-    """A whole fit (L-BFGS from the defaults) ends where BoTorch's closure ends."""
+def _fit_end(make_closure) -> torch.Tensor:
+    """Every raw hyperparameter after a whole fit (L-BFGS from the defaults) of one model
+    with the closure ``make_closure(model, parameters)`` gives (None: BoTorch's own)."""
     from botorch.optim.fit import fit_gpytorch_mll_scipy
 
-    ends = []
-    for ours in (False, True):
-        model, mll, parameters = _model(GPSettings(), 5, 1, 60, seed=4)
-        closure = exact_mll_closure(model, parameters) if ours else None
-        fit_gpytorch_mll_scipy(mll, parameters=parameters, closure=closure)
-        ends.append([p.detach().clone() for p in parameters.values()])
-    for a, b in zip(*ends, strict=True):
-        assert torch.equal(a, b)
+    model, mll, parameters = _model(GPSettings(), 5, 1, 60, seed=4)
+    closure = make_closure(model, parameters)
+    fit_gpytorch_mll_scipy(mll, parameters=parameters, closure=closure)
+    return torch.cat([p.detach().reshape(-1) for p in parameters.values()])
+
+
+def _botorchs(model, parameters) -> None:
+    return None
+
+
+def test_the_fitted_hyperparameters_are_botorchs() -> None:
+    """A whole fit ends where BoTorch's closure ends, bit for bit."""
+    assert torch.equal(_fit_end(exact_mll_closure), _fit_end(_botorchs))
 
 
 @pytest.mark.parametrize(
@@ -108,15 +114,8 @@ def test_the_closed_form_gradient_is_autograds_to_rounding(d: int, k: int, n: in
 
 
 def test_a_closed_form_fit_ends_where_botorchs_ends() -> None:
-    from botorch.optim.fit import fit_gpytorch_mll_scipy
-
-    ends = []
-    for closed in (False, True):
-        model, mll, parameters = _model(GPSettings(), 5, 1, 60, seed=4)
-        closure = closed_form_closure(model, parameters) if closed else None
-        fit_gpytorch_mll_scipy(mll, parameters=parameters, closure=closure)
-        ends.append(torch.cat([p.detach().reshape(-1) for p in parameters.values()]))
-    assert torch.allclose(ends[0], ends[1], rtol=1e-4, atol=1e-6)
+    ends = _fit_end(closed_form_closure), _fit_end(_botorchs)
+    assert torch.allclose(*ends, rtol=1e-4, atol=1e-6)
 
 
 @pytest.mark.parametrize(
