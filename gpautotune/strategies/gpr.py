@@ -148,6 +148,8 @@ class GPRStrategy(Strategy):
             )
         self.gp_settings, self.pool_settings = o.gp(), o.pool()
         self.pool = CandidatePool(space, self.pool_settings, seed)
+        #: torch threads for scoring the pool: the process's, read at each model step
+        self._score_threads = 1
         derive = o.derived_inputs == "predicates" or (
             o.derived_inputs == "auto" and not self.extra_inputs
         )
@@ -365,6 +367,11 @@ class GPRStrategy(Strategy):
         return self.screening.annotate(self._model_step(n), reported=reported)
 
     def _model_step(self, n: int) -> list[Proposal]:
+        # The fit's small matrices run fastest on one thread (GPSettings.threads); scoring
+        # the pool (up to 100,000 rows) runs on the threads torch has outside the step: the
+        # process's cores, or OMP_NUM_THREADS (1 in a comparison's workers). Its values are
+        # the same floats on any number (tests/acquisition/test_functions.py).
+        self._score_threads = torch.get_num_threads()
         with torch_threads(self.gp_settings.threads):
             if self.options.refit_every > 1:
                 return self._batched(n)
@@ -524,7 +531,8 @@ class GPRStrategy(Strategy):
 
             def scorer(r: np.ndarray) -> np.ndarray:
                 p = self._success(r, feasible)
-                values = score_many(acqfs, self.features(r))
+                with torch_threads(self._score_threads):
+                    values = score_many(acqfs, self.features(r))
                 weighted = [self._weight(v, p, k) for v, k in zip(values, kinds, strict=True)]
                 if record is None:
                     return weighted[0]

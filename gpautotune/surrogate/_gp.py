@@ -94,7 +94,9 @@ class GPSettings:
             defaults and ``restarts`` prior draws on every ``fresh_every``-th fit (the
             caller counts the fits: :meth:`GPSurrogate.fit`'s ``fresh``).
         threads: torch threads while fitting and predicting (small GPs are fastest, and
-            not slowed by other processes, on one thread).
+            not slowed by other processes, on one thread). GPR scores its candidate pool
+            on the threads torch has outside its step instead (the process's cores, or
+            ``OMP_NUM_THREADS``), with the same floats.
         output_warp: ``copula`` replaces the (log) outputs by the normal scores of their
             ranks before standardising (as HEBO's and SMAC's output warpings do): a few
             very slow configurations then no longer dominate the fit, and the model spends

@@ -50,6 +50,30 @@ def test_a_portfolio_scored_from_one_posterior_equals_each_function_alone():
     assert not np.allclose(together[0], together[2])  # three functions, not one three times
 
 
+def test_scores_are_the_same_floats_on_one_thread_and_on_several():
+    """GPR scores its pool on the process's threads and fits on one: a pool as large as
+    the biggest cache's (large enough for torch's and MKL's parallel paths) gets the same
+    values to the last bit, so the thread count changes the time of a run, not the run."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(size=(120, 11))
+    gp = GPSurrogate(GPSettings(), 10, 1)
+    model = gp._build(*gp._tensors(X, np.exp(rng.normal(size=120)))).eval()
+    acqfs = [make_acquisition(k, model, best_f=-0.5, kappa=0.7) for k in ("logei", "lcb")]
+    pool = rng.uniform(size=(18_000, 11))
+    before = torch.get_num_threads()
+    try:
+        scores = {}
+        for threads in (1, 2, 4):
+            torch.set_num_threads(threads)
+            scores[threads] = score_many(acqfs, pool)
+    finally:
+        torch.set_num_threads(before)
+    for threads in (2, 4):
+        for one, many in zip(scores[1], scores[threads], strict=True):
+            assert np.array_equal(one, many)
+    assert len(np.unique(scores[1][0])) > 10_000  # really scored
+
+
 def test_expected_improvement_of_given_moments_is_jones_formula():
     """EI below ``best_f`` from means and standard deviations (a random forest's), checked
     against the closed form; a zero spread gives the plain improvement."""

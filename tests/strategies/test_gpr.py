@@ -50,6 +50,35 @@ def test_gpr_beats_its_initial_design_on_booth():
     assert result.best_value <= 2.0  # the optimum is 0 among 441 points
 
 
+def test_the_pool_is_scored_on_the_process_threads_and_fitted_on_one(monkeypatch):
+    """The fit's small matrices run on ``GPSettings.threads`` (1); the pool's scoring on
+    the threads torch has outside the step, which the caller sets."""
+    import gpautotune.strategies.gpr as gpr_module
+
+    scored, fitted = [], []
+    score_many, fit = gpr_module.score_many, GPSurrogate.fit
+
+    def scoring(*args, **kwargs):
+        scored.append(torch.get_num_threads())
+        return score_many(*args, **kwargs)
+
+    def fitting(self, *args, **kwargs):
+        fitted.append(torch.get_num_threads())
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(gpr_module, "score_many", scoring)
+    monkeypatch.setattr(GPSurrogate, "fit", fitting)
+    before = torch.get_num_threads()
+    torch.set_num_threads(3)
+    try:
+        tune(BoothProblem(), "gpr", 9, seed=0, strategy_options=FAST)
+        assert torch.get_num_threads() == 3  # the caller's setting is left as it was
+    finally:
+        torch.set_num_threads(before)
+    assert len(scored) >= 3 and set(scored) == {3}
+    assert len(fitted) >= 3 and set(fitted) == {1}
+
+
 def test_trend_formula_errors_name_the_parameter():
     with pytest.raises(ConfigError, match="'lws'"):
         make_strategy("gpr", BoothProblem().space, trend="x1 + 1/lws")
