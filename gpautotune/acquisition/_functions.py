@@ -20,6 +20,7 @@ two paths agree to 1e-6 (``tests/acquisition``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Literal
 
@@ -38,8 +39,10 @@ from botorch.acquisition.analytic import (
 from botorch.models import SingleTaskGP
 from botorch.models.model import Model
 from botorch.utils.probability.utils import log_ndtr
+from gpytorch.kernels import MaternKernel, ScaleKernel
 from gpytorch.likelihoods import FixedNoiseGaussianLikelihood, GaussianLikelihood
 from linear_operator.utils.cholesky import psd_safe_cholesky
+from torch.nn import Module
 
 __all__ = [
     "Acquisition",
@@ -129,10 +132,20 @@ def _is_exact_gp(model: Model) -> bool:
 
 
 class _ExactPosterior:
-    """Posterior mean and sd of a single-output exact GP at many points, one Cholesky."""
+    """Posterior mean and sd of a single-output exact GP at many points, one Cholesky.
 
-    def __init__(self, model: SingleTaskGP) -> None:
+    For the default kernel (an output scale times an ARD Matérn kernel), the rows of a
+    chunk are computed in blocks of ``block`` rows, centred on the chunk's mean as
+    GPyTorch's Matérn kernel centres a chunk: every element comes from the same operations
+    on the same floats, but each block's intermediates (``block x n``) stay in the core's
+    cache instead of the chunk's (``chunk x n``, 8 MB at 8,192 x 120), which makes the
+    kernel about 3 times faster. The values are the same floats as scoring the chunk whole
+    (``tests/acquisition/test_functions.py``); the chunk stays the unit that fixes them.
+    """
+
+    def __init__(self, model: SingleTaskGP, block: int = 1024) -> None:
         self.model = model
+        self.block = block
         X = model.train_inputs[0]
         noise = model.likelihood.noise.reshape(-1).to(X)
         K = model.covar_module(X).to_dense() + torch.diag(noise.expand(len(X)))
@@ -140,14 +153,58 @@ class _ExactPosterior:
         resid = (model.train_targets - model.mean_module(X)).unsqueeze(-1)
         self.alpha = torch.cholesky_solve(resid, self.L)
         self.X = X
+        self.matern = _scaled_matern(model.covar_module)
 
     def __call__(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.matern is None or len(x) <= self.block or torch.equal(x, self.X):
+            return self._moments(x, self.model.covar_module(x, self.X).to_dense())
+        scale, base = self.matern
+        dims = base.active_dims
+        centre = x.index_select(-1, dims).mean(dim=-2, keepdim=True)
+        train = (self.X.index_select(-1, dims) - centre).div(base.lengthscale)
+        parts = []
+        for start in range(0, len(x), self.block):
+            rows = x[start : start + self.block]
+            scaled = (rows.index_select(-1, dims) - centre).div(base.lengthscale)
+            cross = _matern(scaled, train, base.nu).mul(scale.view(1, 1))
+            parts.append(self._moments(rows, cross))
+        means, sds = zip(*parts, strict=True)
+        return torch.cat(means), torch.cat(sds)
+
+    def _moments(self, x: torch.Tensor, cross: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         m = self.model
-        cross = m.covar_module(x, self.X).to_dense()
         mean = m.mean_module(x) + (cross @ self.alpha).squeeze(-1)
         w = torch.linalg.solve_triangular(self.L, cross.T, upper=False)
         var = m.covar_module(x, diag=True) - (w * w).sum(0)
         return mean, var.clamp_min(1e-12).sqrt()
+
+
+def _scaled_matern(covar: Module) -> tuple[torch.Tensor, MaternKernel] | None:
+    """The output scale and base kernel of a ``ScaleKernel(MaternKernel)`` on several
+    dimensions (the Matérn forward that centres on ``x1``'s mean), else None."""
+    base = getattr(covar, "base_kernel", None)
+    if not (
+        type(covar) is ScaleKernel
+        and type(base) is MaternKernel
+        and base.ard_num_dims not in (None, 1)
+        and base.active_dims is not None
+        and covar.active_dims is not None
+        and torch.equal(covar.active_dims, base.active_dims)
+        and not covar.batch_shape
+    ):
+        return None
+    return covar.outputscale, base
+
+
+def _matern(x1: torch.Tensor, x2: torch.Tensor, nu: float) -> torch.Tensor:
+    """GPyTorch's ``MaternKernel.forward`` on inputs already centred and scaled."""
+    distance = torch.cdist(x1, x2).clamp_min(1e-15)
+    exp_component = torch.exp(-math.sqrt(nu * 2) * distance)
+    if nu == 0.5:
+        return 1 * exp_component
+    if nu == 1.5:
+        return (math.sqrt(3) * distance).add(1) * exp_component
+    return (math.sqrt(5) * distance).add(1).add(5.0 / 3.0 * distance**2) * exp_component
 
 
 def _analytic(acqf: AcquisitionFunction, mean: torch.Tensor, sigma: torch.Tensor) -> torch.Tensor:

@@ -74,6 +74,33 @@ def test_scores_are_the_same_floats_on_one_thread_and_on_several():
     assert len(np.unique(scores[1][0])) > 10_000  # really scored
 
 
+@pytest.mark.parametrize("kernel", ["matern52", "matern32"])
+def test_a_chunk_scored_in_blocks_is_the_same_floats_as_scored_whole(kernel):
+    """The default kernel's chunks are computed in cache-sized blocks of rows, centred on
+    the chunk's mean as GPyTorch centres it: the posterior is the same to the last bit for
+    any block size, ragged last blocks included, on one thread and on several."""
+    from gpautotune.acquisition._functions import _ExactPosterior
+
+    rng = np.random.default_rng(5)
+    X = rng.uniform(size=(120, 11))
+    gp = GPSurrogate(GPSettings(kernel=kernel), 10, 1)
+    model = gp._build(*gp._tensors(X, np.exp(rng.normal(size=120)))).eval()
+    chunk = torch.as_tensor(rng.uniform(size=(8192, 11)))
+    before = torch.get_num_threads()
+    try:
+        with torch.no_grad():
+            whole = _ExactPosterior(model, block=len(chunk))(chunk)
+            assert _ExactPosterior(model).matern is not None  # the blocked path is taken
+            for threads, block in ((1, 1024), (1, 300), (2, 1024), (2, 4000)):
+                torch.set_num_threads(threads)
+                blocked = _ExactPosterior(model, block=block)(chunk)
+                for a, b in zip(whole, blocked, strict=True):
+                    assert torch.equal(a, b), (threads, block)
+    finally:
+        torch.set_num_threads(before)
+    assert len(torch.unique(whole[1])) > 8000  # really computed
+
+
 def test_expected_improvement_of_given_moments_is_jones_formula():
     """EI below ``best_f`` from means and standard deviations (a random forest's), checked
     against the closed form; a zero spread gives the plain improvement."""
