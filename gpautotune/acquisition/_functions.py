@@ -186,6 +186,7 @@ def _scaled_matern(covar: Module) -> tuple[torch.Tensor, MaternKernel] | None:
     if not (
         type(covar) is ScaleKernel
         and type(base) is MaternKernel
+        and base.nu in (1.5, 2.5)  # the surrogate's two Matérn kernels
         and base.ard_num_dims not in (None, 1)
         and base.active_dims is not None
         and covar.active_dims is not None
@@ -200,8 +201,6 @@ def _matern(x1: torch.Tensor, x2: torch.Tensor, nu: float) -> torch.Tensor:
     """GPyTorch's ``MaternKernel.forward`` on inputs already centred and scaled."""
     distance = torch.cdist(x1, x2).clamp_min(1e-15)
     exp_component = torch.exp(-math.sqrt(nu * 2) * distance)
-    if nu == 0.5:
-        return 1 * exp_component
     if nu == 1.5:
         return (math.sqrt(3) * distance).add(1) * exp_component
     return (math.sqrt(5) * distance).add(1).add(5.0 / 3.0 * distance**2) * exp_component

@@ -50,14 +50,20 @@ def test_a_portfolio_scored_from_one_posterior_equals_each_function_alone():
     assert not np.allclose(together[0], together[2])  # three functions, not one three times
 
 
+def _default_model(rng, kernel="matern52"):
+    """The surrogate's GP (10 kernel inputs, one trend feature) on 120 random rows, at its
+    starting hyperparameters, in evaluation mode."""
+    X = rng.uniform(size=(120, 11))
+    gp = GPSurrogate(GPSettings(kernel=kernel), 10, 1)
+    return gp._build(*gp._tensors(X, np.exp(rng.normal(size=120)))).eval()
+
+
 def test_scores_are_the_same_floats_on_one_thread_and_on_several():
     """GPR scores its pool on the process's threads and fits on one: a pool as large as
     the biggest cache's (large enough for torch's and MKL's parallel paths) gets the same
     values to the last bit, so the thread count changes the time of a run, not the run."""
     rng = np.random.default_rng(3)
-    X = rng.uniform(size=(120, 11))
-    gp = GPSurrogate(GPSettings(), 10, 1)
-    model = gp._build(*gp._tensors(X, np.exp(rng.normal(size=120)))).eval()
+    model = _default_model(rng)
     acqfs = [make_acquisition(k, model, best_f=-0.5, kappa=0.7) for k in ("logei", "lcb")]
     pool = rng.uniform(size=(18_000, 11))
     before = torch.get_num_threads()
@@ -82,9 +88,7 @@ def test_a_chunk_scored_in_blocks_is_the_same_floats_as_scored_whole(kernel):
     from gpautotune.acquisition._functions import _ExactPosterior
 
     rng = np.random.default_rng(5)
-    X = rng.uniform(size=(120, 11))
-    gp = GPSurrogate(GPSettings(kernel=kernel), 10, 1)
-    model = gp._build(*gp._tensors(X, np.exp(rng.normal(size=120)))).eval()
+    model = _default_model(rng, kernel)
     chunk = torch.as_tensor(rng.uniform(size=(8192, 11)))
     before = torch.get_num_threads()
     try:
