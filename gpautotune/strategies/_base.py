@@ -134,6 +134,9 @@ class Strategy(ABC):
     def is_seen(self, index: np.ndarray) -> np.ndarray:
         """Mask of rows already measured or proposed."""
         keys = self.space.row_keys(index)
+        if keys.dtype == np.int64:  # one sorted search instead of a set lookup per row
+            seen = np.fromiter(self._seen, dtype=np.int64, count=len(self._seen))
+            return np.isin(keys, seen)
         return np.fromiter((k in self._seen for k in keys.tolist()), dtype=bool, count=len(keys))
 
     def mark_seen(self, index: np.ndarray) -> None:

@@ -3,8 +3,9 @@
 Fitting spends most of its time in the L-BFGS closure, and at a hundred or so
 observations most of that is GPyTorch's module, lazy-tensor and settings machinery around
 a few dense operations on small matrices. :func:`exact_mll_closure` computes the same
-loss with the same tensor operations (the kernel's own ``forward``), in the same order, as
-GPyTorch's ``ExactMarginalLogLikelihood`` does for the model :class:`GPSurrogate` builds (a
+loss with the same tensor operations (the Matérn kernel's and the priors' written out,
+their constant parts computed once; other kernels' own ``forward``), in the same order,
+as GPyTorch's ``ExactMarginalLogLikelihood`` does for the model :class:`GPSurrogate` builds (a
 ``SingleTaskGP`` with an ARD Matérn or RBF kernel on the first ``d`` inputs scaled by an
 output scale, a learned homoscedastic noise, a :class:`TrendMean`, no input transform),
 so that the value and the gradients are the same floats, and a fit takes the same L-BFGS
@@ -31,7 +32,10 @@ from botorch.models import SingleTaskGP
 from botorch.optim.closures import ForwardBackwardClosure
 from gpytorch.kernels import MaternKernel, RBFKernel, ScaleKernel
 from gpytorch.likelihoods import GaussianLikelihood
+from gpytorch.module import Module
+from gpytorch.priors import GammaPrior, LogNormalPrior, NormalPrior, Prior
 from linear_operator.utils.cholesky import psd_safe_cholesky
+from torch.distributions import Normal, constraints
 from torch.distributions.multivariate_normal import _batch_mahalanobis
 
 from gpautotune.surrogate._trend import TrendMean
@@ -69,17 +73,18 @@ def _loss(model: SingleTaskGP) -> Callable[[], torch.Tensor]:
     base = covar.base_kernel
     X, y = model.train_inputs[0], model.train_targets
     n = y.shape[-1]
-    priors = [(prior, closure, module) for _, module, prior, closure, _ in model.named_priors()]
+    priors = [_log_prior(p, closure, m) for _, m, p, closure, _ in model.named_priors()]
+    x = X.index_select(-1, base.active_dims)
+    kernel = _kernel(covar, x)
 
     def loss() -> torch.Tensor:
         # ExactGP.__call__ in training: the prior's mean and covariance at the inputs
         mean = model.mean_module(X)
-        x = X.index_select(-1, base.active_dims)
         # GaussianLikelihood.marginal: the noise as a constant diagonal, added densely
         noise = model.likelihood.noise_covar.noise.unsqueeze(-2).expand(1, 1).contiguous()
         # the kernel's own forward (ScaleKernel's calls the base kernel's), as GPyTorch's
         # lazy kernel tensor evaluates it, without the module call and lazy tensor around it
-        k = covar.forward(x, x)
+        k = kernel()
         full = (0 + k + torch.diag_embed(noise.view(1).expand(n))).contiguous()
         # MultivariateNormal.log_prob from the Cholesky factor (torch's formula)
         tril = psd_safe_cholesky(full).contiguous()
@@ -87,11 +92,104 @@ def _loss(model: SingleTaskGP) -> Callable[[], torch.Tensor]:
         mahalanobis = _batch_mahalanobis(tril, diff)
         half_log_det = tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
         res = -0.5 * (n * _LOG_2PI + mahalanobis) - half_log_det
-        for prior, closure, module in priors:  # ExactMarginalLogLikelihood._add_other_terms
-            res.add_(prior.log_prob(closure(module)).view(-1).sum(dim=-1))
+        for log_prior in priors:  # ExactMarginalLogLikelihood._add_other_terms
+            res.add_(log_prior().view(-1).sum(dim=-1))
         return -res.div_(n)
 
     return loss
+
+
+def _kernel(covar: ScaleKernel, x: torch.Tensor) -> Callable[[], torch.Tensor]:
+    """``covar.forward(x, x)`` as a closure. For an output scale times an ARD Matérn
+    kernel, the operations of GPyTorch's ``MaternKernel.forward`` and ``sq_dist`` (the
+    path they take where ``x1`` and ``x2`` are the same inputs and the length-scales need
+    gradients) in their order, the inputs centred once: they do not change between
+    calls. The same floats, and the same graph for autograd, without the layers."""
+    base = covar.base_kernel
+    if not (
+        type(covar) is ScaleKernel
+        and type(base) is MaternKernel
+        and base.nu in (1.5, 2.5)
+        and not covar.batch_shape
+        and not x.requires_grad
+    ):
+        return lambda: covar.forward(x, x)
+    centred = x - x.mean(dim=-2, keepdim=True)
+    root = math.sqrt(base.nu * 2)
+
+    def forward() -> torch.Tensor:
+        # the length-scales read twice, as there: a bounded one's transform is two nodes
+        x1 = centred.div(base.lengthscale)
+        x2 = centred.div(base.lengthscale)
+        if not (x1.requires_grad and torch.equal(x1, x2)):  # GPyTorch's other paths
+            return covar.forward(x, x)
+        # sq_dist(x1, x2, x1_eq_x2=True) with inputs that need gradients, then dist's root
+        adjustment = x1.mean(-2, keepdim=True)
+        x1 = x1 - adjustment
+        x1_norm = x1.pow(2).sum(dim=-1, keepdim=True)
+        x1_pad = torch.ones_like(x1_norm)
+        x2 = x2 - adjustment
+        x2_norm = x2.pow(2).sum(dim=-1, keepdim=True)
+        x2_pad = torch.ones_like(x2_norm)
+        x1_ = torch.cat([-2.0 * x1, x1_norm, x1_pad], dim=-1)
+        x2_ = torch.cat([x2, x2_pad, x2_norm], dim=-1)
+        distance = x1_.matmul(x2_.transpose(-2, -1)).clamp_min_(0).clamp_min_(1e-30).sqrt_()
+        exp_component = torch.exp(-root * distance)
+        if base.nu == 1.5:
+            constant_component = (math.sqrt(3) * distance).add(1)
+        else:
+            constant_component = (math.sqrt(5) * distance).add(1).add(5.0 / 3.0 * distance**2)
+        outputscales = covar.outputscale
+        return (constant_component * exp_component).mul(
+            outputscales.view(*outputscales.shape, 1, 1)
+        )
+
+    return forward
+
+
+def _log_prior(prior: Prior, closure: Callable, module: Module) -> Callable[[], torch.Tensor]:
+    """``prior.log_prob(closure(module))`` as a closure. For the surrogate's priors
+    (log-normal, normal and gamma, untransformed), torch's ``log_prob`` formulas in their
+    order, the terms that hold no parameter computed once: the same floats and graph,
+    without ``torch.distributions``' layers. A log-normal prior's support is checked as
+    its ``validate_args`` asks."""
+    if getattr(prior, "_transform", None) is not None:
+        return lambda: prior.log_prob(closure(module))
+    if type(prior) is LogNormalPrior:
+        normal, check = _normal_log_prob(prior.base_dist), prior._validate_args
+
+        def log_normal() -> torch.Tensor:
+            value = closure(module)
+            if check and not bool(constraints.positive.check(value).all()):
+                return prior.log_prob(value)  # torch's error, naming the value
+            x = value.log()  # ExpTransform's inverse, then its log |det J| = x
+            return (0.0 - x) + normal(x)
+
+        return log_normal
+    if type(prior) is NormalPrior and not prior._validate_args:
+        normal = _normal_log_prob(prior)
+        return lambda: normal(closure(module))
+    if type(prior) is GammaPrior and not prior._validate_args:
+        concentration, rate = prior.concentration, prior.rate
+        first, shape, last = (
+            torch.xlogy(concentration, rate),
+            concentration - 1,
+            torch.lgamma(concentration),
+        )
+
+        def gamma() -> torch.Tensor:
+            value = torch.as_tensor(closure(module), dtype=rate.dtype, device=rate.device)
+            return first + torch.xlogy(shape, value) - rate * value - last
+
+        return gamma
+    return lambda: prior.log_prob(closure(module))
+
+
+def _normal_log_prob(normal: Normal) -> Callable[[torch.Tensor], torch.Tensor]:
+    """``Normal.log_prob`` without validation, its constant terms computed once."""
+    loc, twice_var, log_scale = normal.loc, 2 * normal.scale**2, normal.scale.log()
+    constant = math.log(math.sqrt(2 * math.pi))
+    return lambda value: -((value - loc) ** 2) / twice_var - log_scale - constant
 
 
 def closed_form_closure(
@@ -133,7 +231,7 @@ def closed_form_closure(
     x = X.index_select(-1, base.active_dims)
     x = x - x.mean(0)  # distances do not move with the origin
     x2 = x * x
-    priors = [(prior, closure, module) for _, module, prior, closure, _ in model.named_priors()]
+    priors = [_log_prior(p, closure, m) for _, m, p, closure, _ in model.named_priors()]
 
     def closure() -> tuple[torch.Tensor, list[torch.Tensor]]:
         with torch.no_grad():
@@ -168,7 +266,7 @@ def closed_form_closure(
             }
         for p in parameters.values():
             p.grad = None
-        prior = sum(p.log_prob(c(m)).view(-1).sum() for p, c, m in priors)
+        prior = sum(log_prior().view(-1).sum() for log_prior in priors)
         (-prior / n).backward()  # the priors' gradients, by autograd
         out = []
         for name, p in parameters.items():

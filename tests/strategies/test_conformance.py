@@ -21,7 +21,7 @@ import pytest
 
 from gpautotune.parallel import SimulatedWorkers, run_parallel
 from gpautotune.problems import ConstrainedBitsProblem, Measurement, Problem, Status
-from gpautotune.space import Boolean, IntRange, Space
+from gpautotune.space import Boolean, IntRange, Real, Space
 from gpautotune.storage import Journal
 from gpautotune.strategies import available_strategies, make_strategy
 from gpautotune.strategies.peers import is_peer
@@ -285,3 +285,22 @@ def test_an_asynchronous_run_killed_with_evaluations_in_flight_resumes_as_uninte
         dispatched = {str(sorted(c.items())) for _, c in before + resumed}
         assert len(set(keys)) == len(keys) <= 24  # nothing measured twice
         assert set(keys) == dispatched  # nothing lost
+
+
+@pytest.mark.parametrize(
+    "space",
+    [
+        Space([IntRange("a", 0, 30), IntRange("b", 0, 30), Boolean("c")]),  # integer keys
+        Space([Real("x", 0.0, 1.0), IntRange("b", 0, 30)]),  # byte keys
+    ],
+)
+def test_is_seen_marks_exactly_the_rows_marked(space: Space) -> None:
+    strategy = make_strategy("random", space, seed=0)
+    index = space.to_index(space.sample(40, method="random", seed=3))
+    strategy.mark_seen(index[::3])
+    expected = np.zeros(len(index), dtype=bool)
+    expected[::3] = True
+    assert np.array_equal(strategy.is_seen(index), expected)
+    assert not strategy.is_seen(index[1:2]).any()
+    strategy.mark_seen(index[1:2])
+    assert strategy.is_seen(index[1:2]).all()

@@ -9,9 +9,10 @@ import torch
 from botorch.optim.closures import get_loss_closure_with_grads
 from botorch.optim.utils import get_parameters_and_bounds
 from gpytorch.mlls import ExactMarginalLogLikelihood
+from gpytorch.priors import GammaPrior, LogNormalPrior, NormalPrior
 
 from gpautotune.surrogate import GPSettings, GPSurrogate
-from gpautotune.surrogate._mll import closed_form_closure, exact_mll_closure
+from gpautotune.surrogate._mll import _log_prior, closed_form_closure, exact_mll_closure
 
 
 def _model(settings: GPSettings, d: int, k: int, n: int, seed: int):
@@ -36,19 +37,21 @@ def _model(settings: GPSettings, d: int, k: int, n: int, seed: int):
 
 
 @pytest.mark.parametrize(
-    ("kernel", "lengthscale_max", "d", "k", "n"),
+    ("options", "d", "k", "n"),
     [
-        ("matern52", None, 6, 1, 120),  # the default GP
-        ("matern52", 2.0, 3, 2, 40),  # a constrained (transformed) length-scale
-        ("matern32", None, 10, 0, 75),  # no trend features
-        ("rbf", None, 4, 3, 33),
-        ("matern52", None, 4, 1, 900),  # beyond GPyTorch's max_cholesky_size (800)
+        ({}, 6, 1, 120),  # the default GP
+        ({"lengthscale_max": 2.0}, 3, 2, 40),  # a constrained (transformed) length-scale
+        ({"kernel": "matern32"}, 10, 0, 75),  # no trend features
+        ({"kernel": "rbf"}, 4, 3, 33),
+        ({"lengthscale_prior": "gamma"}, 5, 2, 50),  # a gamma prior on the length-scales
+        ({"lengthscale_prior": "unit", "kernel": "matern32"}, 4, 1, 60),
+        ({}, 4, 1, 900),  # beyond GPyTorch's max_cholesky_size (800)
     ],
 )
 def test_value_and_gradients_equal_botorchs_closure_bit_for_bit(
-    kernel: str, lengthscale_max: float | None, d: int, k: int, n: int
+    options: dict, d: int, k: int, n: int
 ) -> None:
-    settings = GPSettings(kernel=kernel, lengthscale_max=lengthscale_max)
+    settings = GPSettings(**options)
     for seed in range(3):
         model, mll, parameters = _model(settings, d, k, n, seed)
         reference = get_loss_closure_with_grads(mll, parameters=parameters)
@@ -61,6 +64,40 @@ def test_value_and_gradients_equal_botorchs_closure_bit_for_bit(
         assert len(my_grads) == len(grads) == len(parameters)
         for name, a, b in zip(parameters, my_grads, grads, strict=True):
             assert torch.equal(a, b), name
+
+
+@pytest.mark.parametrize(
+    "prior",
+    [
+        LogNormalPrior(0.5, 1.7),
+        NormalPrior(0.2, 0.8),
+        GammaPrior(2.0, 0.15),
+        LogNormalPrior(-1.0, 0.5, transform=torch.exp),  # a transformed prior: torch's own
+    ],
+)
+def test_each_prior_term_is_torchs_log_prob_bit_for_bit(prior) -> None:
+    module = torch.nn.Module()
+    module.theta = torch.nn.Parameter(torch.tensor([0.3, 1.1, 2.9], dtype=torch.float64))
+    terms = []
+    for log_prior in (lambda: prior.log_prob(module.theta), _log_prior(prior, _theta, module)):
+        module.theta.grad = None
+        value = log_prior()
+        value.sum().backward()
+        terms.append((value.detach(), module.theta.grad.clone()))
+    (value, grad), (mine, my_grad) = terms
+    assert torch.equal(mine, value)
+    assert torch.equal(my_grad, grad)
+
+
+def test_a_log_normal_prior_outside_its_support_raises_torchs_error() -> None:
+    module = torch.nn.Module()
+    module.theta = torch.nn.Parameter(torch.tensor([0.5, -0.1], dtype=torch.float64))
+    with pytest.raises(ValueError, match="support"):
+        _log_prior(LogNormalPrior(0.0, 1.0), _theta, module)()
+
+
+def _theta(module: torch.nn.Module) -> torch.Tensor:
+    return module.theta
 
 
 def _fit_end(make_closure) -> torch.Tensor:
