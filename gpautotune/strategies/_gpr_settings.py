@@ -103,6 +103,9 @@ class GPRSettings(StrategySettings):
         restarts: extra maximum-likelihood starts drawn from the priors.
         fresh_every: refit from fresh starts (defaults and prior draws) every this many
             steps; in between, the fit starts from the previous step's hyperparameters.
+        max_iter: L-BFGS iterations of each fresh start (default 200).
+        max_iter_warm: L-BFGS iterations of the fit from the previous step's
+            hyperparameters (default 50; that fit sets most of a step's cost).
         lengthscale_max: upper bound of the length-scales (unit-box units, above 0.05),
             or ``None``.
         exhaustive_limit: score every valid configuration when there are at most this many.
@@ -265,6 +268,8 @@ class GPRSettings(StrategySettings):
     variants: tuple[Variant, ...] = ("unit", "copula")
     restarts: NonNegativeInt = 1
     fresh_every: PositiveInt = 10
+    max_iter: PositiveInt = 200
+    max_iter_warm: PositiveInt = 50
     lengthscale_max: Annotated[float, Field(gt=0.05)] | None = None
     exhaustive_limit: NonNegativeInt = 100_000
     sample_size: PositiveInt | None = None

@@ -1036,3 +1036,21 @@ def test_the_forest_picks_by_its_own_expected_improvement_and_the_gp_breaks_ties
     assert flat._forest_row(rows, scores, flat.trials, None, 12) == 2
     scores[[1, 2]] = -np.inf  # rows the pool did not score are never picked
     assert flat._forest_row(rows, scores, flat.trials, None, 12) == 3
+
+
+def test_the_fits_iteration_limits_are_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``max_iter`` bounds each fresh start's L-BFGS fit and ``max_iter_warm`` the fit
+    from the previous step's hyperparameters, for every GP a step fits."""
+    from gpautotune.surrogate import _gp
+
+    limits: list[int] = []
+    original = _gp.fit_gpytorch_mll_scipy
+
+    def recorded(*args, **kwargs):
+        limits.append(kwargs["options"]["maxiter"])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(_gp, "fit_gpytorch_mll_scipy", recorded)
+    options = {**FAST, "max_iter": 9, "max_iter_warm": 4, "fresh_every": 3, "loo_after": 0}
+    tune(BoothProblem(), "gpr", 13, seed=0, strategy_options=options)
+    assert set(limits) == {9, 4}  # the defaults would be 200 and 50

@@ -44,6 +44,7 @@ BAD_GPR = [
     ("n_init", 0, "greater than 0"),
     ("sample_size", 0, "greater than 0"),
     ("fresh_every", 0, "greater than 0"),
+    ("max_iter_warm", 0, "greater than 0"),
     ("stall", 0, "greater than 0"),
     ("stall_kappa", -1.0, "greater than 0"),
     ("lengthscale_max", 0.01, "greater than 0.05"),
