@@ -110,6 +110,7 @@ def _kernel(covar: ScaleKernel, x: torch.Tensor) -> Callable[[], torch.Tensor]:
         type(covar) is ScaleKernel
         and type(base) is MaternKernel
         and base.nu in (1.5, 2.5)
+        and base.ard_num_dims not in (None, 1)
         and not covar.batch_shape
         and not x.requires_grad
     ):
