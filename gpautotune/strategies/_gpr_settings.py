@@ -248,6 +248,8 @@ class GPRSettings(StrategySettings):
         "forest_after",
         "infer_relations",
         "gradient",
+        "max_iter",
+        "max_iter_warm",
     )
 
     n_init: PositiveInt | None = None
