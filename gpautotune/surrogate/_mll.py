@@ -154,9 +154,8 @@ def _log_prior(prior: Prior, closure: Callable, module: Module) -> Callable[[], 
     order, the terms that hold no parameter computed once: the same floats and graph,
     without ``torch.distributions``' layers. A log-normal prior's support is checked as
     its ``validate_args`` asks."""
-    if getattr(prior, "_transform", None) is not None:
-        return lambda: prior.log_prob(closure(module))
-    if type(prior) is LogNormalPrior:
+    plain = getattr(prior, "_transform", None) is None
+    if plain and type(prior) is LogNormalPrior:
         normal, check = _normal_log_prob(prior.base_dist), prior._validate_args
 
         def log_normal() -> torch.Tensor:
@@ -167,10 +166,10 @@ def _log_prior(prior: Prior, closure: Callable, module: Module) -> Callable[[], 
             return (0.0 - x) + normal(x)
 
         return log_normal
-    if type(prior) is NormalPrior and not prior._validate_args:
+    if plain and type(prior) is NormalPrior and not prior._validate_args:
         normal = _normal_log_prob(prior)
         return lambda: normal(closure(module))
-    if type(prior) is GammaPrior and not prior._validate_args:
+    if plain and type(prior) is GammaPrior and not prior._validate_args:
         concentration, rate = prior.concentration, prior.rate
         first, shape, last = (
             torch.xlogy(concentration, rate),
