@@ -25,7 +25,7 @@ weighted alike. Per run:
 when a configuration under the bound was first measured, and how many parameters the last
 best configuration differs in from the nearest one under the bound.
 
-Three columns ask whether the step's model was misfitted rather than short of data:
+Five columns ask whether the step's model was misfitted rather than short of data:
 ``loo_rho``, the Spearman correlation of the GP's leave-one-out means with the measured
 values (the default's ``loo_rank``, as its choice among GPs scores a fit), beside
 ``forest_oob_rho``, the same for the forest's out-of-bag means (so a choice between the
@@ -144,11 +144,9 @@ def study(problem_name: str, seed: int, kind: str) -> list[dict]:
 
         args = (strategy, y, features, p, seen)
         score = _scored(gp, *args)
-        loo_rho = gp.loo_rank()
-        refined = dataclasses.replace(gp.settings, restarts=0)
-        warm = fit.hyperparameters
-        alone = GPSurrogate(refined, gp.d, gp.k).fit(X, y, seed=seed, warm=warm, fresh=False)
-        multi = GPSurrogate(dataclasses.replace(refined, restarts=RESTARTS), gp.d, gp.k)
+        warm = fit.hyperparameters  # refined alone (no fresh start), then beside RESTARTS more
+        alone = GPSurrogate(gp.settings, gp.d, gp.k).fit(X, y, seed=seed, warm=warm, fresh=False)
+        multi = GPSurrogate(dataclasses.replace(gp.settings, restarts=RESTARTS), gp.d, gp.k)
         more = multi.fit(X, y, seed=seed, warm=warm, fresh=True)
         forest_scores = strategy.forest_scores(trials[:step], table, feasible, seed)
         forest = _ranks(np.where(seen, -np.inf, forest_scores))
@@ -169,7 +167,7 @@ def study(problem_name: str, seed: int, kind: str) -> list[dict]:
                 "best_move": round(float(truth[move]), 4) if move is not None else "",
                 "best_move_rank": move_rank,
                 "forest_rank": int(forest[left].min()) if left.any() else "",
-                "loo_rho": round(loo_rho, 3),
+                "loo_rho": round(gp.loo_rank(), 3),
                 "forest_oob_rho": round(_oob_rho(X[:, : gp.d], gp.transform(y), seed), 3),
                 "mll_gain": round(more.mll - alone.mll, 3),
                 "restarts_rank": _best_under(_scored(multi, *args), left),
