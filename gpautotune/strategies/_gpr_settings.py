@@ -121,8 +121,9 @@ class GPRSettings(StrategySettings):
             the worst value measured so far, so that the GP itself learns where the
             failing region lies and stops proposing its neighbours (on the four pnpoly
             caches, failures at 120 evaluations fall from 40-84 to about 5 per run);
-            ``none``: they are left out of the regression (the classifier alone steers
-            away from them).
+            ``median``: they join it at the median value measured, a milder step where
+            the optimum borders a failing region; ``none``: they are left out of the
+            regression (the classifier alone steers away from them).
         extra_inputs: derived quantities fed to the kernel besides the parameters
             (default: the space's ``model_inputs``).
         derived_inputs: ``predicates``: the kernel also sees, on a log scale, each
@@ -280,7 +281,7 @@ class GPRSettings(StrategySettings):
     perturbations: NonNegativeInt = 64
     backlog: NonNegativeInt = 200
     feasibility: bool = True
-    failed_value: Literal["none", "worst"] = "worst"
+    failed_value: Literal["median", "none", "worst"] = "worst"
     extra_inputs: tuple[str, ...] | None = None
     derived_inputs: Literal["auto", "none", "predicates"] = "auto"
     infer_relations: bool = False

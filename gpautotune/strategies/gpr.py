@@ -336,13 +336,15 @@ class GPRStrategy(Strategy):
 
     def _training_data(self, trials: Sequence[Trial]) -> tuple[np.ndarray, np.ndarray]:
         """Model inputs and values of the measured ``trials``; with ``failed_value="worst"``
-        their failed configurations too, at the worst value measured (at least one of
-        ``trials`` must have succeeded)."""
+        (``"median"``) their failed configurations too, at the worst (median) value
+        measured (at least one of ``trials`` must have succeeded)."""
         ok = [t for t in trials if t.ok]
-        failed = [t for t in trials if not t.ok] if self.options.failed_value == "worst" else []
+        impute = self.options.failed_value
+        failed = [t for t in trials if not t.ok] if impute != "none" else []
         index = self.space.to_index([t.config for t in ok + failed])
         values = np.array([t.value for t in ok], dtype=float)
-        values = np.concatenate([values, np.full(len(failed), values.max())])
+        fill = values.max() if impute == "worst" else np.median(values)
+        values = np.concatenate([values, np.full(len(failed), fill)])
         keys = self.space.row_keys(index)
         uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         if len(uniq) < len(keys):  # repeated measurements (warm starts): average them

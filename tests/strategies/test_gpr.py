@@ -138,20 +138,21 @@ def test_failed_configurations_are_never_reproposed(feasibility):
     assert any(not t.ok for t in result.trials)
 
 
-@pytest.mark.parametrize("failed_value", ["worst", "none"])
+@pytest.mark.parametrize("failed_value", ["worst", "median", "none"])
 def test_failed_configurations_join_the_regression_at_the_worst_value(failed_value):
     strategy = make_strategy("gpr", FailingBooth().space, seed=1, failed_value=failed_value)
     ok = [
         Trial(i, {"x1": x, "x2": 2}, Measurement.success(v))
-        for i, x, v in ((0, 1, 5.0), (2, 2, 9.0))
+        for i, x, v in ((0, 1, 5.0), (2, 2, 9.0), (3, 4, 6.0))
     ]
     failed = Trial(1, {"x1": 3, "x2": 2}, Measurement.failure(Status.RUN_ERROR, "crash"))
-    X, y = strategy._training_data([ok[0], failed, ok[1]])
-    if failed_value == "worst":
-        assert sorted(y) == [5.0, 9.0, 9.0] and len(X) == 3
-        assert not np.allclose(X[2], X[1])  # the failed row is x1 = 3, not a copy
+    X, y = strategy._training_data([ok[0], failed, ok[1], ok[2]])
+    if failed_value == "none":
+        assert sorted(y) == [5.0, 6.0, 9.0] and len(X) == 3
     else:
-        assert sorted(y) == [5.0, 9.0] and len(X) == 2
+        fill = 9.0 if failed_value == "worst" else 6.0
+        assert sorted(y) == sorted([5.0, 6.0, 9.0, fill]) and len(X) == 4
+        assert not np.allclose(X[3], X[1])  # the failed row is x1 = 3, not a copy
 
 
 def test_failed_value_changes_nothing_where_nothing_fails():
