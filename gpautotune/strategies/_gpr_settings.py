@@ -169,6 +169,12 @@ class GPRSettings(StrategySettings):
             ``far``, every second escape picks by the acquisition (not LCB) among the
             configurations that differ from the best one in at least half of the
             parameters (another basin), the others poll as ``rotate``.
+        poll_pairs: when every one-parameter move of the best configuration is measured
+            (the poll is complete: it is a local minimum of those moves), the polling
+            escapes look at its unmeasured valid two-parameter moves (any two discrete
+            parameters, any levels; at most 20,000, a seeded sample of them beyond)
+            instead of the whole pool, as a variable-neighbourhood search widens its
+            neighbourhood. Default off.
         polish: the share of the run's budget (the last evaluations; only when the run
             gives the strategy its budget) in which the escapes follow one another: from
             ``stall`` measurements after the best on, every step polls a one-parameter
@@ -251,6 +257,7 @@ class GPRSettings(StrategySettings):
         "gradient",
         "max_iter",
         "max_iter_warm",
+        "poll_pairs",
     )
 
     n_init: PositiveInt | None = None
@@ -289,6 +296,7 @@ class GPRSettings(StrategySettings):
     stall: PositiveInt | None = 7
     stall_kappa: PositiveFloat = 10.0
     escape: Literal["cycle", "far", "lcb", "poll", "rotate"] = "rotate"
+    poll_pairs: bool = False
     polish: Annotated[float, Field(ge=0, lt=1)] = 0.0
     trust_region: bool = False
     thompson_every: PositiveInt | None = None

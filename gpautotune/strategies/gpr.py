@@ -43,6 +43,7 @@ ask whose trials were never stored).
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 import warnings
@@ -97,6 +98,10 @@ from gpautotune.trial import Trial
 __all__ = ["GPRSettings", "GPRStrategy", "ModelFit", "ModelPick"]
 
 _log = logging.getLogger(__name__)
+
+#: Most two-parameter moves a completed poll looks at (``poll_pairs``); a seeded sample
+#: of them beyond, so that a space of many parameters with many levels stays cheap.
+PAIR_MOVES_MAX = 20_000
 
 
 def _best(trials: Sequence[Trial]) -> Trial | None:
@@ -817,11 +822,39 @@ class GPRStrategy(Strategy):
         _, first = np.unique(self.space.row_keys(moves), return_index=True)
         moves = moves[np.sort(first)]
         moves = moves[~self.is_seen(moves)]
+        if not len(moves) and self.options.poll_pairs:
+            return self._pair_moves(row)
         if self.options.escape not in ("rotate", "cycle", "far") or not len(moves):
             return moves
         along = np.argmax(moves != row, axis=1)  # the one parameter each move changes
         polled = self._polled(best)
         return moves[polled[along] == polled[along].min()]
+
+    def _pair_moves(self, row: np.ndarray) -> np.ndarray:
+        """Unmeasured valid configurations that differ from ``row`` in exactly two
+        discrete parameters (any levels); a seeded sample of ``PAIR_MOVES_MAX`` of them
+        where there are more."""
+        levels = [p.n_levels if p.is_discrete else 1 for p in self.space.parameters]
+        blocks = []
+        for j, k in itertools.combinations(range(len(levels)), 2):
+            if levels[j] < 2 or levels[k] < 2:
+                continue
+            a, b = np.meshgrid(
+                np.delete(np.arange(levels[j]), int(row[j])),
+                np.delete(np.arange(levels[k]), int(row[k])),
+                indexing="ij",
+            )
+            block = np.repeat(row[None, :].astype(float), a.size, axis=0)
+            block[:, j], block[:, k] = a.ravel(), b.ravel()
+            blocks.append(block)
+        if not blocks:
+            return np.empty((0, self.space.dims))
+        moves = np.concatenate(blocks)
+        if len(moves) > PAIR_MOVES_MAX:
+            rng = np.random.default_rng([self.seed or 0, len(self.trials), 0x9A12])
+            moves = moves[np.sort(rng.choice(len(moves), PAIR_MOVES_MAX, replace=False))]
+        moves = moves[self.space.valid_mask(moves)]
+        return moves[~self.is_seen(moves)]
 
     def _polled(self, best: Trial) -> np.ndarray:
         """How often the escape steps polled each parameter: with ``escape="rotate"`` (or

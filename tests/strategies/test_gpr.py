@@ -455,6 +455,31 @@ def test_a_poll_with_every_move_measured_falls_back_to_the_pool():
     assert any(_pick(result.trials[i]).picked_from == "all" for i in escapes)
 
 
+def test_a_complete_poll_goes_on_to_two_parameter_moves():
+    """With ``poll_pairs``, an escape whose best point has every one-parameter move
+    measured polls its unmeasured two-parameter moves before it falls back to the pool."""
+    problem = _Bowl()
+    options = {"n_init": 3, "restarts": 0, "stall": 1, "poll_pairs": True}
+    result = tune(problem, "gpr", 12, seed=2, strategy_options=options)
+    space = problem.space
+    changed_by_escape = []
+    for i, t in enumerate(result.trials):
+        if not _escape(t):
+            continue
+        best = min((u for u in result.trials[:i] if u.ok), key=lambda u: u.value).config
+        seen = [u.config for u in result.trials[:i]]
+        row = space.to_index([best])[0]
+        rows = space.to_index([c for c in space.enumerate() if c not in seen])
+        distance = (rows != row).sum(axis=1)
+        moved = sum(best[k] != t.config[k] for k in best)
+        nearest = distance.min() if (distance <= 2).any() else None
+        assert _pick(t).picked_from == ("all" if nearest is None else "poll")
+        if nearest is not None:
+            assert moved == nearest  # one-parameter moves first, then pairs
+        changed_by_escape.append(moved)
+    assert 2 in changed_by_escape
+
+
 class _Box(Problem):
     """Three parameters whose best corner is far from the early points, so that the run
     stalls often and escapes poll the same best configuration several times."""
