@@ -817,11 +817,10 @@ class GPRStrategy(Strategy):
         # every level of a discrete parameter; real ones in 5% steps across the whole range
         radius = max([p.n_levels - 1 for p in self.space.parameters if p.is_discrete] + [20])
         moves = self.space.neighbor_index(row, radius)
-        if not len(moves):
-            return moves
-        _, first = np.unique(self.space.row_keys(moves), return_index=True)
-        moves = moves[np.sort(first)]
-        moves = moves[~self.is_seen(moves)]
+        if len(moves):
+            _, first = np.unique(self.space.row_keys(moves), return_index=True)
+            moves = moves[np.sort(first)]
+            moves = moves[~self.is_seen(moves)]
         if not len(moves) and self.options.poll_pairs:
             return self._pair_moves(row)
         if self.options.escape not in ("rotate", "cycle", "far") or not len(moves):

@@ -139,7 +139,7 @@ def test_failed_configurations_are_never_reproposed(feasibility):
 
 
 @pytest.mark.parametrize("failed_value", ["worst", "median", "none"])
-def test_failed_configurations_join_the_regression_at_the_worst_value(failed_value):
+def test_failed_configurations_join_the_regression_at_the_imputed_value(failed_value):
     strategy = make_strategy("gpr", FailingBooth().space, seed=1, failed_value=failed_value)
     ok = [
         Trial(i, {"x1": x, "x2": 2}, Measurement.success(v))
