@@ -8,6 +8,7 @@ configurations as dicts appear only at the API boundary.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -448,6 +449,34 @@ class Space:
             return np.empty((0, self.dims))
         moves_arr = np.asarray(moves)
         return moves_arr[self.valid_mask(moves_arr)]
+
+    def pair_index(
+        self, index_row: np.ndarray, limit: int | None = None, seed: Sequence[int] = (0,)
+    ) -> np.ndarray:
+        """Valid configurations that differ from one row in exactly two discrete factors
+        (any levels); where there are more than ``limit`` such moves, a sample of
+        ``limit`` of them (seeded by ``seed``) is checked instead."""
+        row = np.asarray(index_row, dtype=float).ravel()
+        levels = [p.n_levels if p.is_discrete else 1 for p in self._params]
+        blocks = []
+        for j, k in itertools.combinations(range(len(levels)), 2):
+            if levels[j] < 2 or levels[k] < 2:
+                continue
+            a, b = np.meshgrid(
+                np.delete(np.arange(levels[j]), int(row[j])),
+                np.delete(np.arange(levels[k]), int(row[k])),
+                indexing="ij",
+            )
+            block = np.repeat(row[None, :], a.size, axis=0)
+            block[:, j], block[:, k] = a.ravel(), b.ravel()
+            blocks.append(block)
+        if not blocks:
+            return np.empty((0, self.dims))
+        moves = np.concatenate(blocks)
+        if limit is not None and len(moves) > limit:
+            rng = np.random.default_rng(list(seed))
+            moves = moves[np.sort(rng.choice(len(moves), limit, replace=False))]
+        return moves[self.valid_mask(moves)]
 
     def neighbors(self, config: Mapping[str, Any], radius: int = 1) -> list[Config]:
         """Valid neighbours of ``config``: ±1..radius levels of one factor at a time."""

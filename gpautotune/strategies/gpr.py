@@ -43,7 +43,6 @@ ask whose trials were never stored).
 
 from __future__ import annotations
 
-import itertools
 import logging
 import time
 import warnings
@@ -831,29 +830,11 @@ class GPRStrategy(Strategy):
 
     def _pair_moves(self, row: np.ndarray) -> np.ndarray:
         """Unmeasured valid configurations that differ from ``row`` in exactly two
-        discrete parameters (any levels); a seeded sample of ``PAIR_MOVES_MAX`` of them
-        where there are more."""
-        levels = [p.n_levels if p.is_discrete else 1 for p in self.space.parameters]
-        blocks = []
-        for j, k in itertools.combinations(range(len(levels)), 2):
-            if levels[j] < 2 or levels[k] < 2:
-                continue
-            a, b = np.meshgrid(
-                np.delete(np.arange(levels[j]), int(row[j])),
-                np.delete(np.arange(levels[k]), int(row[k])),
-                indexing="ij",
-            )
-            block = np.repeat(row[None, :].astype(float), a.size, axis=0)
-            block[:, j], block[:, k] = a.ravel(), b.ravel()
-            blocks.append(block)
-        if not blocks:
-            return np.empty((0, self.space.dims))
-        moves = np.concatenate(blocks)
-        if len(moves) > PAIR_MOVES_MAX:
-            rng = np.random.default_rng([self.seed or 0, len(self.trials), 0x9A12])
-            moves = moves[np.sort(rng.choice(len(moves), PAIR_MOVES_MAX, replace=False))]
-        moves = moves[self.space.valid_mask(moves)]
-        return moves[~self.is_seen(moves)]
+        discrete parameters; from a seeded sample of ``PAIR_MOVES_MAX`` moves where there
+        are more."""
+        seed = (self.seed or 0, len(self.trials), 0x9A12)
+        moves = self.space.pair_index(row, PAIR_MOVES_MAX, seed)
+        return moves[~self.is_seen(moves)] if len(moves) else moves
 
     def _polled(self, best: Trial) -> np.ndarray:
         """How often the escape steps polled each parameter: with ``escape="rotate"`` (or

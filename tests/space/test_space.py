@@ -251,3 +251,20 @@ def test_retyped_keeps_the_constraints_and_checks_the_levels():
     assert seen.to_configs(index) == space.to_configs(index)
     with pytest.raises(SpaceError, match="'u' can only be retyped"):
         space.retyped({"u": Categorical("u", (1, 2, 3))})
+
+
+def test_pair_moves_change_exactly_two_factors_and_keep_the_valid_ones():
+    space = Space(
+        [IntRange("a", 0, 3), IntRange("b", 0, 2), IntRange("c", 0, 1)],
+        constraints=["a + b + c <= 4"],
+    )
+    row = space.to_index([{"a": 1, "b": 1, "c": 0}])[0]
+    moves = space.pair_index(row)
+    changed = (moves != row).sum(axis=1)
+    assert (changed == 2).all()
+    assert space.valid_mask(moves).all()
+    every = space.enumerate_index()
+    expected = every[(every != row).sum(axis=1) == 2]
+    assert sorted(map(tuple, moves)) == sorted(map(tuple, expected))
+    sample = space.pair_index(row, limit=4, seed=(7,))
+    assert len(sample) <= 4 and {tuple(m) for m in sample} <= {tuple(m) for m in moves}
