@@ -170,11 +170,11 @@ class GPRSettings(StrategySettings):
             configurations that differ from the best one in at least half of the
             parameters (another basin), the others poll as ``rotate``.
         poll_pairs: when every one-parameter move of the best configuration is measured
-            (the poll is complete: it is a local minimum of those moves), the polling
-            escapes look at its unmeasured valid two-parameter moves (any two discrete
-            parameters, any levels; at most 20,000, a seeded sample of them beyond)
-            instead of the whole pool, as a variable-neighbourhood search widens its
-            neighbourhood. Default off.
+            or none is valid (the poll is complete: it is a local minimum of those
+            moves), the polling escapes look at its unmeasured valid two-parameter moves
+            (any two discrete parameters, any levels; at most 20,000, a seeded sample of
+            them beyond; :meth:`Space.pair_index`) instead of the whole pool, as a
+            variable-neighbourhood search widens its neighbourhood. Default off.
         polish: the share of the run's budget (the last evaluations; only when the run
             gives the strategy its budget) in which the escapes follow one another: from
             ``stall`` measurements after the best on, every step polls a one-parameter
