@@ -478,6 +478,32 @@ class Space:
             moves = moves[np.sort(rng.choice(len(moves), limit, replace=False))]
         return moves[self.valid_mask(moves)]
 
+    def adjacent_index(
+        self, index_row: np.ndarray, limit: int | None = None, seed: Sequence[int] = (0,)
+    ) -> np.ndarray:
+        """Valid configurations whose every discrete factor lies within one level of the
+        row's (any number of them moved, at least one; real factors kept), Kernel
+        Tuner's ``adjacent`` neighbours; where there are more than ``limit`` such
+        moves, ``limit`` of them drawn (seeded by ``seed``, repeats removed) instead."""
+        row = np.asarray(index_row, dtype=float).ravel()
+        steps = []
+        for j, p in enumerate(self._params):
+            levels = [row[j]]
+            if p.is_discrete:
+                levels = [v for v in (row[j] - 1, row[j], row[j] + 1) if 0 <= v < p.n_levels]
+            steps.append(np.asarray(levels))
+        count = math.prod(len(s) for s in steps)
+        if limit is not None and count - 1 > limit:
+            rng = np.random.default_rng(list(seed))
+            moves = np.column_stack([rng.choice(s, limit) for s in steps])
+            moves = np.unique(moves, axis=0)
+        else:
+            moves = np.stack(np.meshgrid(*steps, indexing="ij"), axis=-1).reshape(-1, self.dims)
+        moves = moves[(moves != row).any(axis=1)]
+        if not len(moves):
+            return np.empty((0, self.dims))
+        return moves[self.valid_mask(moves)]
+
     def neighbors(self, config: Mapping[str, Any], radius: int = 1) -> list[Config]:
         """Valid neighbours of ``config``: ±1..radius levels of one factor at a time."""
         if radius < 1:

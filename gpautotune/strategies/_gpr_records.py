@@ -38,8 +38,8 @@ class ModelPick:
     same names; an escape as ``stall_escape``, on the first pick of an escape step).
 
     Attributes:
-        picked_from: the pool part: ``all``, ``sample``, ``neighbors``, ``backlog``, ``poll``;
-            or the pick's rule, ``thompson`` or ``forest``.
+        picked_from: the pool part: ``all``, ``sample``, ``neighbors``, ``backlog``,
+            ``poll``, ``adjacent``; or the pick's rule, ``thompson`` or ``forest``.
         best_acq: its acquisition value.
         escape: whether it opened an escape step.
     """

@@ -175,6 +175,12 @@ class GPRSettings(StrategySettings):
             (any two discrete parameters, any levels; at most 20,000, a seeded sample of
             them beyond; :meth:`Space.pair_index`) instead of the whole pool, as a
             variable-neighbourhood search widens its neighbourhood. Default off.
+        poll_adjacent: when the poll is complete (as for ``poll_pairs``, which looks
+            first), the polling escapes look at the best configuration's unmeasured valid
+            *adjacent* moves instead of the whole pool: every discrete parameter within
+            one level of its own, any number of them moved at once (Kernel Tuner's
+            ``adjacent`` neighbours; at most 20,000, a seeded sample of them beyond;
+            :meth:`Space.adjacent_index`). Default off.
         polish: the share of the run's budget (the last evaluations; only when the run
             gives the strategy its budget) in which the escapes follow one another: from
             ``stall`` measurements after the best on, every step polls a one-parameter
@@ -258,6 +264,7 @@ class GPRSettings(StrategySettings):
         "max_iter",
         "max_iter_warm",
         "poll_pairs",
+        "poll_adjacent",
     )
 
     n_init: PositiveInt | None = None
@@ -297,6 +304,7 @@ class GPRSettings(StrategySettings):
     stall_kappa: PositiveFloat = 10.0
     escape: Literal["cycle", "far", "lcb", "poll", "rotate"] = "rotate"
     poll_pairs: bool = False
+    poll_adjacent: bool = False
     polish: Annotated[float, Field(ge=0, lt=1)] = 0.0
     trust_region: bool = False
     thompson_every: PositiveInt | None = None

@@ -547,17 +547,17 @@ class GPRStrategy(Strategy):
 
             return scorer
 
+        poll, polled = (
+            self._poll_set(self.measured)
+            if escape and not far and o.escape != "lcb"
+            else (np.empty((0, self.space.dims)), "")
+        )
         record: list[np.ndarray] = []
         for q in range(n):
             scorer = scoring(model, record if arm is not None and q == 0 else None)
             if q == 0:
-                poll = (
-                    self._poll_set(self.measured)
-                    if escape and not far and o.escape != "lcb"
-                    else np.empty((0, self.space.dims))
-                )
                 if len(poll):
-                    rows, scores, sources = poll, scorer(poll), np.full(len(poll), "poll")
+                    rows, scores, sources = poll, scorer(poll), np.full(len(poll), polled)
                 else:  # the regular pool, or an escape with every poll move measured
                     rows, scores, sources = self.pool.propose(step, seen, scorer)
                 if far or side is not None:  # another basin, or the trust region, if any
@@ -698,7 +698,7 @@ class GPRStrategy(Strategy):
         if not ok or any(pick is not None and pick.escape for pick in escaping):
             return False
         found = min(ok)[1]
-        polling = self._polishing(len(trials)) and len(self._poll_set([trials[found]])) > 0
+        polling = self._polishing(len(trials)) and len(self._poll_set([trials[found]])[0]) > 0
         since = max([found, *(i for i in self.escapes if i < len(trials) and not polling)])
         return len(trials) - 1 - since >= self.options.stall
 
@@ -807,10 +807,12 @@ class GPRStrategy(Strategy):
         center = self._numeric(self.space.to_index([best.config]))[0]
         return TrustRegion.inside(self._numeric(rows), center, side)
 
-    def _poll_set(self, ok: Sequence[Trial]) -> np.ndarray:
+    def _poll_set(self, ok: Sequence[Trial]) -> tuple[np.ndarray, str]:
         """Unmeasured valid configurations one parameter away (any level) from the best;
         with ``escape="rotate"``, ``"far"`` or ``"cycle"`` only along the parameters the
-        escapes polled least often (:meth:`_polled`)."""
+        escapes polled least often (:meth:`_polled`). Where none is left, its pair or
+        adjacent moves as ``poll_pairs`` and ``poll_adjacent`` ask. With the moves, the
+        source their picks record: ``poll`` (one or two parameters) or ``adjacent``."""
         best = _best(ok)
         row = self.space.to_index([best.config])[0]
         # every level of a discrete parameter; real ones in 5% steps across the whole range
@@ -820,13 +822,17 @@ class GPRStrategy(Strategy):
             _, first = np.unique(self.space.row_keys(moves), return_index=True)
             moves = moves[np.sort(first)]
             moves = moves[~self.is_seen(moves)]
-        if not len(moves) and self.options.poll_pairs:
-            return self._pair_moves(row)
-        if self.options.escape not in ("rotate", "cycle", "far") or not len(moves):
-            return moves
+        if not len(moves):  # a complete poll: wider moves, if asked for, else the pool
+            if self.options.poll_pairs:
+                moves = self._pair_moves(row)
+            if not len(moves) and self.options.poll_adjacent:
+                return self._adjacent_moves(row), "adjacent"
+            return moves, "poll"
+        if self.options.escape not in ("rotate", "cycle", "far"):
+            return moves, "poll"
         along = np.argmax(moves != row, axis=1)  # the one parameter each move changes
         polled = self._polled(best)
-        return moves[polled[along] == polled[along].min()]
+        return moves[polled[along] == polled[along].min()], "poll"
 
     def _pair_moves(self, row: np.ndarray) -> np.ndarray:
         """Unmeasured valid configurations that differ from ``row`` in exactly two
@@ -834,6 +840,14 @@ class GPRStrategy(Strategy):
         are more."""
         seed = (self.seed or 0, len(self.trials), 0x9A12)
         moves = self.space.pair_index(row, PAIR_MOVES_MAX, seed)
+        return moves[~self.is_seen(moves)] if len(moves) else moves
+
+    def _adjacent_moves(self, row: np.ndarray) -> np.ndarray:
+        """Unmeasured valid configurations whose every discrete parameter is within one
+        level of ``row``'s; from a seeded sample of ``PAIR_MOVES_MAX`` moves where there
+        are more."""
+        seed = (self.seed or 0, len(self.trials), 0xAD7)
+        moves = self.space.adjacent_index(row, PAIR_MOVES_MAX, seed)
         return moves[~self.is_seen(moves)] if len(moves) else moves
 
     def _polled(self, best: Trial) -> np.ndarray:

@@ -268,3 +268,19 @@ def test_pair_moves_change_exactly_two_factors_and_keep_the_valid_ones():
     assert sorted(map(tuple, moves)) == sorted(map(tuple, expected))
     sample = space.pair_index(row, limit=4, seed=(7,))
     assert len(sample) <= 4 and {tuple(m) for m in sample} <= {tuple(m) for m in moves}
+
+
+def test_adjacent_moves_keep_every_factor_within_one_level():
+    space = Space(
+        [IntRange("a", 0, 3), IntRange("b", 0, 2), IntRange("c", 0, 1)],
+        constraints=["a + b + c <= 4"],
+    )
+    row = space.to_index([{"a": 2, "b": 1, "c": 1}])[0]
+    moves = space.adjacent_index(row)
+    every = space.enumerate_index()
+    step = np.abs(every - row).max(axis=1)
+    expected = every[step == 1]
+    assert sorted(map(tuple, moves)) == sorted(map(tuple, expected))
+    assert 0 < len(expected) < 3 * 3 * 2 - 1  # the constraint cuts some
+    sample = space.adjacent_index(row, limit=3, seed=(5,))
+    assert len(sample) <= 3 and {tuple(m) for m in sample} <= {tuple(m) for m in moves}

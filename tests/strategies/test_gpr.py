@@ -480,6 +480,32 @@ def test_a_complete_poll_goes_on_to_two_parameter_moves():
     assert 2 in changed_by_escape
 
 
+def test_a_complete_poll_goes_on_to_adjacent_moves():
+    """With ``poll_adjacent``, an escape whose best point has every one-parameter move
+    measured polls its unmeasured moves of every parameter by at most one level before it
+    falls back to the pool."""
+    problem = _Bowl()
+    options = {"n_init": 3, "restarts": 0, "stall": 1, "poll_adjacent": True}
+    result = tune(problem, "gpr", 12, seed=2, strategy_options=options)
+    space = problem.space
+    diagonal = 0
+    for i, t in enumerate(result.trials):
+        if not _escape(t):
+            continue
+        best = min((u for u in result.trials[:i] if u.ok), key=lambda u: u.value).config
+        seen = [u.config for u in result.trials[:i]]
+        row = space.to_index([best])[0]
+        rows = space.to_index([c for c in space.enumerate() if c not in seen])
+        one = ((rows != row).sum(axis=1) == 1).any()
+        adjacent = (np.abs(rows - row).max(axis=1) == 1).any()
+        step = np.abs(space.to_index([t.config])[0] - row)
+        assert _pick(t).picked_from == ("poll" if one else "adjacent" if adjacent else "all")
+        if not one and adjacent:
+            assert step.max() == 1
+            diagonal += int((step == 1).all())
+    assert diagonal
+
+
 class _Box(Problem):
     """Three parameters whose best corner is far from the early points, so that the run
     stalls often and escapes poll the same best configuration several times."""
