@@ -12,13 +12,17 @@ given; runs shorter than ``--budget``, 120, left out): its slowdown at ``--budge
 many of its measurements fell in the region, the first of them (1-based) and the fastest
 one's slowdown; from its best configuration, the fewest parameters a configuration under
 the bound differs in, and the fewest adjacent moves (each moves every parameter by one
-level at most) that reach one. A run that ends above the bound having measured the region
-only a few times, and slowly, was misled by those few samples.
+level at most) that reach one; with ``--cells N``, the best rank that a cell of two of the
+region's parameters at its levels holds after N trials among every cell of two parameters,
+ordered by how far their measurements fall short of their share of the table (0 first:
+the cell ``escape: coverage`` looks in). A run that ends above the bound having measured
+the region only a few times, and slowly, was misled by those few samples.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 
 import numpy as np
 import pandas as pd
@@ -45,6 +49,25 @@ def region(name: str, bound: float) -> tuple[dict, float, np.ndarray]:
     return shared, problem.optimum, rows[slowdown <= bound]
 
 
+def cell_rank(space, table: np.ndarray, measured: np.ndarray, shared: dict) -> int | str:
+    """The best rank (0: measured furthest short of its share of the table) that a cell
+    of two of the region's parameters at the region's levels holds among every cell of
+    two parameters (``escape: coverage`` picks rank 0)."""
+    inside = [space.names.index(k) for k in shared]
+    if len(inside) < 2:
+        return ""
+    row = space.to_index([{**space.to_configs(table[:1])[0], **shared}])[0]
+    cells = []
+    for a, b in itertools.combinations(range(space.dims), 2):
+        for la, lb in set(zip(table[:, a], table[:, b], strict=True)):
+            share = ((table[:, a] == la) & (table[:, b] == lb)).mean()
+            seen = ((measured[:, a] == la) & (measured[:, b] == lb)).sum()
+            ours = a in inside and b in inside and (row[a], row[b]) == (la, lb)
+            cells.append((seen - len(measured) * share, ours))
+    cells.sort(key=lambda c: c[0])
+    return next(i for i, c in enumerate(cells) if c[1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("db")
@@ -53,9 +76,11 @@ def main() -> None:
     parser.add_argument("--label")
     parser.add_argument("--budget", type=int, default=120, help="runs shorter are left out")
     parser.add_argument("--out")
+    parser.add_argument("--cells", type=int, help="the region's best cell rank after N trials")
     args = parser.parse_args()
     shared, optimum, under = region(args.table, args.bound)
-    space = kt_cache_problem(f"kt-caches/{args.table}.json.gz").space
+    problem = kt_cache_problem(f"kt-caches/{args.table}.json.gz")
+    space, table = problem.space, problem._index[problem._allowed]
     journal = Journal(args.db, read_only=True)
     out = []
     for run in journal.runs():
@@ -67,6 +92,10 @@ def main() -> None:
         values = [t.value / optimum if t.ok else np.inf for t in trials]
         hits = [i for i, t in enumerate(trials) if all(t.config[k] == v for k, v in shared.items())]
         best = space.to_index([trials[int(np.argmin(values))].config])[0]
+        cells = {}
+        if args.cells:
+            measured = space.to_index([t.config for t in trials[: args.cells]])
+            cells = {f"cell_rank_{args.cells}": cell_rank(space, table, measured, shared)}
         out.append(
             {
                 "label": run.label,
@@ -78,6 +107,7 @@ def main() -> None:
                 "best_in_region": round(min(values[i] for i in hits), 4) if hits else "",
                 "parameters_to_under": int((under != best).sum(axis=1).min()),
                 "levels_to_under": int(np.abs(under - best).max(axis=1).min()),
+                **cells,
             }
         )
     frame = pd.DataFrame(out).sort_values(["label", "seed"])

@@ -168,7 +168,11 @@ class GPRSettings(StrategySettings):
             uncertain levels); ``lcb``, the whole pool (it tends to pick corners).
             ``far``, every second escape picks by the acquisition (not LCB) among the
             configurations that differ from the best one in at least half of the
-            parameters (another basin), the others poll as ``rotate``.
+            parameters (another basin), the others poll as ``rotate``. ``coverage``,
+            every second escape picks by the acquisition among the pool's
+            configurations in the *cell* (two discrete parameters, one level each)
+            measured least against its share of the pool, the others poll as
+            ``rotate``.
         poll_pairs: when every one-parameter move of the best configuration is measured
             or none is valid (the poll is complete: it is a local minimum of those
             moves), the polling escapes look at its unmeasured valid two-parameter moves
@@ -302,7 +306,7 @@ class GPRSettings(StrategySettings):
     screen: Annotated[float, Field(gt=0, lt=1)] | None = None
     stall: PositiveInt | None = 7
     stall_kappa: PositiveFloat = 10.0
-    escape: Literal["cycle", "far", "lcb", "poll", "rotate"] = "rotate"
+    escape: Literal["coverage", "cycle", "far", "lcb", "poll", "rotate"] = "rotate"
     poll_pairs: bool = False
     poll_adjacent: bool = False
     polish: Annotated[float, Field(ge=0, lt=1)] = 0.0

@@ -43,6 +43,7 @@ ask whose trials were never stored).
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 import warnings
@@ -562,9 +563,11 @@ class GPRStrategy(Strategy):
                     rows, scores, sources = self.pool.propose(step, seen, scorer)
                 if far or side is not None:  # another basin, or the trust region, if any
                     keep = (
-                        self._far_from_best(rows, trials)
-                        if far
-                        else self._in_trust(rows, trials, side)
+                        self._in_trust(rows, trials, side)
+                        if not far
+                        else self._far_from_best(rows, trials)
+                        if o.escape == "far"
+                        else self._least_covered(rows, trials, rows[sources == "sample"])
                     )
                     if keep.any():
                         rows, scores, sources = rows[keep], scores[keep], sources[keep]
@@ -712,9 +715,10 @@ class GPRStrategy(Strategy):
         return step >= self.budget - round(self.options.polish * self.budget)
 
     def _far_escape(self, step: int) -> bool:
-        """With ``escape="far"``, whether the escape step at ``step`` trials looks far from
-        the best configuration: every second escape (the others poll as ``rotate``)."""
-        if self.options.escape != "far":
+        """With ``escape="far"`` (or ``"coverage"``), whether the escape step at ``step``
+        trials looks far from the best configuration (or in the least measured cell):
+        every second escape (the others poll as ``rotate``)."""
+        if self.options.escape not in ("far", "coverage"):
             return False
         return sum(i < step for i in self.escapes) % 2 == 1
 
@@ -724,6 +728,31 @@ class GPRStrategy(Strategy):
         best = _best(trials)
         row = self.space.to_index([best.config])[0]
         return (rows != row).sum(axis=1) >= (self.space.dims + 1) // 2
+
+    def _least_covered(
+        self, rows: np.ndarray, trials: Sequence[Trial], sample: np.ndarray
+    ) -> np.ndarray:
+        """A mask of the ``rows`` in the *cell* (two discrete parameters at one level each)
+        that ``trials`` measured least against its share of the space: the largest
+        shortfall of measurements from that share, the share read from the pool's
+        space-filling ``sample`` (from ``rows`` where it has none)."""
+        sample = sample if len(sample) else rows
+        measured = self.space.to_index([t.config for t in trials])
+        discrete = [j for j, p in enumerate(self.space.parameters) if p.is_discrete]
+        best, keep = 0.0, np.ones(len(rows), dtype=bool)
+        for a, b in itertools.combinations(discrete, 2):
+            width = self.space.parameters[b].n_levels
+            cells = (rows[:, a] * width + rows[:, b]).astype(int)
+            drawn = (sample[:, a] * width + sample[:, b]).astype(int)
+            seen = (measured[:, a] * width + measured[:, b]).astype(int)
+            size = self.space.parameters[a].n_levels * width
+            share = np.bincount(drawn, minlength=size) / len(sample)
+            shortfall = len(measured) * share - np.bincount(seen, minlength=size)
+            shortfall[np.bincount(cells, minlength=size) == 0] = -np.inf  # nothing to pick
+            cell = int(np.argmax(shortfall))
+            if shortfall[cell] > best:
+                best, keep = float(shortfall[cell]), cells == cell
+        return keep
 
     def _thompson(self, step: int) -> bool:
         """With ``thompson_every``, whether the model step at ``step`` trials draws its
@@ -828,7 +857,7 @@ class GPRStrategy(Strategy):
             if not len(moves) and self.options.poll_adjacent:
                 return self._adjacent_moves(row), "adjacent"
             return moves, "poll"
-        if self.options.escape not in ("rotate", "cycle", "far"):
+        if self.options.escape not in ("rotate", "cycle", "far", "coverage"):
             return moves, "poll"
         along = np.argmax(moves != row, axis=1)  # the one parameter each move changes
         polled = self._polled(best)
@@ -856,7 +885,7 @@ class GPRStrategy(Strategy):
         ``"cycle"``, every escape of the run, each a move of one parameter from the best
         configuration measured before it."""
         polled = np.zeros(self.space.dims, dtype=int)
-        if self.options.escape in ("rotate", "far"):
+        if self.options.escape in ("rotate", "far", "coverage"):
             since = next((i for i, t in enumerate(self.trials) if t is best), len(self.trials))
             escapes = [(i, best) for i in self.escapes if i > since]
         else:

@@ -506,6 +506,25 @@ def test_a_complete_poll_goes_on_to_adjacent_moves():
     assert diagonal
 
 
+def test_a_coverage_escape_looks_in_the_least_measured_cell():
+    """``escape="coverage"`` keeps the pool's rows in the two-parameter cell whose
+    measurements fall furthest short of its share of the space."""
+    space = Space([IntRange("a", 0, 2), IntRange("b", 0, 2), IntRange("c", 0, 1)])
+    strategy = GPRStrategy(space, seed=0, escape="coverage")
+    trials = [
+        Trial(i, {"a": a, "b": b, "c": 0}, Measurement.success(1.0 + i))
+        for i, (a, b) in enumerate((a, b) for a in range(3) for b in range(3))
+    ]
+    rows = space.to_index([{"a": a, "b": b, "c": 1} for a in range(3) for b in range(3)])
+    keep = strategy._least_covered(rows, trials, np.empty((0, 3)))
+    # every (a, b) cell was measured once, as its share asks; no c = 1 cell was
+    assert (rows[keep, 2] == 1).all() and len(set(rows[keep, 0])) == 1
+    assert keep.sum() == 3
+    trials.append(Trial(9, {"a": 0, "b": 0, "c": 1}, Measurement.success(1.0)))
+    again = strategy._least_covered(rows, trials, np.empty((0, 3)))
+    assert rows[again, 0].min() > 0  # the cell a = 0, c = 1 is measured now
+
+
 class _Box(Problem):
     """Three parameters whose best corner is far from the early points, so that the run
     stalls often and escapes poll the same best configuration several times."""
