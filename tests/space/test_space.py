@@ -253,11 +253,15 @@ def test_retyped_keeps_the_constraints_and_checks_the_levels():
         space.retyped({"u": Categorical("u", (1, 2, 3))})
 
 
-def test_pair_moves_change_exactly_two_factors_and_keep_the_valid_ones():
-    space = Space(
+def _bounded_sum_space() -> Space:
+    return Space(
         [IntRange("a", 0, 3), IntRange("b", 0, 2), IntRange("c", 0, 1)],
         constraints=["a + b + c <= 4"],
     )
+
+
+def test_pair_moves_change_exactly_two_factors_and_keep_the_valid_ones():
+    space = _bounded_sum_space()
     row = space.to_index([{"a": 1, "b": 1, "c": 0}])[0]
     moves = space.pair_index(row)
     changed = (moves != row).sum(axis=1)
@@ -271,10 +275,7 @@ def test_pair_moves_change_exactly_two_factors_and_keep_the_valid_ones():
 
 
 def test_adjacent_moves_keep_every_factor_within_one_level():
-    space = Space(
-        [IntRange("a", 0, 3), IntRange("b", 0, 2), IntRange("c", 0, 1)],
-        constraints=["a + b + c <= 4"],
-    )
+    space = _bounded_sum_space()
     row = space.to_index([{"a": 2, "b": 1, "c": 1}])[0]
     moves = space.adjacent_index(row)
     every = space.enumerate_index()

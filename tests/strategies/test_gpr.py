@@ -455,23 +455,30 @@ def test_a_poll_with_every_move_measured_falls_back_to_the_pool():
     assert any(_pick(result.trials[i]).picked_from == "all" for i in escapes)
 
 
-def test_a_complete_poll_goes_on_to_two_parameter_moves():
-    """With ``poll_pairs``, an escape whose best point has every one-parameter move
-    measured polls its unmeasured two-parameter moves before it falls back to the pool."""
+def _escapes_of_bowl(option: str):
+    """A short run on :class:`_Bowl` with ``option`` on and an escape after every stalled
+    measurement; per escape trial: the trial, the best configuration's index row before
+    it, the unmeasured configurations' rows then and the trial's own row."""
     problem = _Bowl()
-    options = {"n_init": 3, "restarts": 0, "stall": 1, "poll_pairs": True}
+    options = {"n_init": 3, "restarts": 0, "stall": 1, option: True}
     result = tune(problem, "gpr", 12, seed=2, strategy_options=options)
     space = problem.space
-    changed_by_escape = []
     for i, t in enumerate(result.trials):
         if not _escape(t):
             continue
         best = min((u for u in result.trials[:i] if u.ok), key=lambda u: u.value).config
         seen = [u.config for u in result.trials[:i]]
-        row = space.to_index([best])[0]
-        rows = space.to_index([c for c in space.enumerate() if c not in seen])
+        unmeasured = space.to_index([c for c in space.enumerate() if c not in seen])
+        yield t, space.to_index([best])[0], unmeasured, space.to_index([t.config])[0]
+
+
+def test_a_complete_poll_goes_on_to_two_parameter_moves():
+    """With ``poll_pairs``, an escape whose best point has every one-parameter move
+    measured polls its unmeasured two-parameter moves before it falls back to the pool."""
+    changed_by_escape = []
+    for t, row, rows, picked in _escapes_of_bowl("poll_pairs"):
         distance = (rows != row).sum(axis=1)
-        moved = sum(best[k] != t.config[k] for k in best)
+        moved = int((picked != row).sum())
         nearest = distance.min() if (distance <= 2).any() else None
         assert _pick(t).picked_from == ("all" if nearest is None else "poll")
         if nearest is not None:
@@ -484,21 +491,11 @@ def test_a_complete_poll_goes_on_to_adjacent_moves():
     """With ``poll_adjacent``, an escape whose best point has every one-parameter move
     measured polls its unmeasured moves of every parameter by at most one level before it
     falls back to the pool."""
-    problem = _Bowl()
-    options = {"n_init": 3, "restarts": 0, "stall": 1, "poll_adjacent": True}
-    result = tune(problem, "gpr", 12, seed=2, strategy_options=options)
-    space = problem.space
     diagonal = 0
-    for i, t in enumerate(result.trials):
-        if not _escape(t):
-            continue
-        best = min((u for u in result.trials[:i] if u.ok), key=lambda u: u.value).config
-        seen = [u.config for u in result.trials[:i]]
-        row = space.to_index([best])[0]
-        rows = space.to_index([c for c in space.enumerate() if c not in seen])
+    for t, row, rows, picked in _escapes_of_bowl("poll_adjacent"):
         one = ((rows != row).sum(axis=1) == 1).any()
         adjacent = (np.abs(rows - row).max(axis=1) == 1).any()
-        step = np.abs(space.to_index([t.config])[0] - row)
+        step = np.abs(picked - row)
         assert _pick(t).picked_from == ("poll" if one else "adjacent" if adjacent else "all")
         if not one and adjacent:
             assert step.max() == 1
