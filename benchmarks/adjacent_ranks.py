@@ -1,8 +1,8 @@
 """How a run's own GP ranks the adjacent moves of its best configuration that are under the bound.
 
-    GPAUTOTUNE_DATA=../shared/data python benchmarks/adjacent_ranks.py results/a.db \
-        --table gemm/RTX_3060_laptop --bound 1.123 --seed 3 --label GPR-adjacent \
-        --steps 89 97 105 113
+    GPAUTOTUNE_DATA=../shared/data python benchmarks/adjacent_ranks.py \
+        results/gpr-kt-adjacent-lent.db --table gemm/RTX_3060_laptop --bound 1.123 \
+        --seed 3 --label GPR-adjacent --steps 92 100 108 116
 
 For each step of one stored run (a journal of ``gpautotune compare``), the GP that step
 used is restored from the hyperparameters its trial records (no refit), with the options

@@ -171,8 +171,8 @@ class GPRSettings(StrategySettings):
             parameters (another basin), the others poll as ``rotate``. ``coverage``,
             every second escape picks by the acquisition among the pool's
             configurations in the *cell* (two discrete parameters, one level each)
-            measured least against its share of the pool, the others poll as
-            ``rotate``.
+            whose measurements fall furthest short of its share of the space (read
+            from the pool's space-filling sample), the others poll as ``rotate``.
         poll_pairs: when every one-parameter move of the best configuration is measured
             or none is valid (the poll is complete: it is a local minimum of those
             moves), the polling escapes look at its unmeasured valid two-parameter moves

@@ -838,8 +838,8 @@ class GPRStrategy(Strategy):
 
     def _poll_set(self, ok: Sequence[Trial]) -> tuple[np.ndarray, str]:
         """Unmeasured valid configurations one parameter away (any level) from the best;
-        with ``escape="rotate"``, ``"far"`` or ``"cycle"`` only along the parameters the
-        escapes polled least often (:meth:`_polled`). Where none is left, its pair or
+        with ``escape="rotate"``, ``"far"``, ``"coverage"`` or ``"cycle"`` only along the
+        parameters the escapes polled least often (:meth:`_polled`). Where none is left, its pair or
         adjacent moves as ``poll_pairs`` and ``poll_adjacent`` ask. With the moves, the
         source their picks record: ``poll`` (one or two parameters) or ``adjacent``."""
         best = _best(ok)
@@ -881,9 +881,9 @@ class GPRStrategy(Strategy):
 
     def _polled(self, best: Trial) -> np.ndarray:
         """How often the escape steps polled each parameter: with ``escape="rotate"`` (or
-        ``"far"``), the escapes since ``best`` was found, each a move of one parameter from it; with
-        ``"cycle"``, every escape of the run, each a move of one parameter from the best
-        configuration measured before it."""
+        ``"far"``, ``"coverage"``), the escapes since ``best`` was found, each a move of one
+        parameter from it; with ``"cycle"``, every escape of the run, each a move of one
+        parameter from the best configuration measured before it."""
         polled = np.zeros(self.space.dims, dtype=int)
         if self.options.escape in ("rotate", "far", "coverage"):
             since = next((i for i, t in enumerate(self.trials) if t is best), len(self.trials))
