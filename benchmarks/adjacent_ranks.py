@@ -67,9 +67,7 @@ def main() -> None:
         fit = ModelFit.of(trials[step].info)
         strategy = make_strategy("gpr", space, seed=args.seed, **options)
         strategy.tell(trials[:step])
-        gp = strategy._gp_of(fit)
-        X, y = strategy._training_data(trials[:step])
-        gp.restore(X, y, fit.hyperparameters)
+        gp, _, y = strategy.restored(fit)
         values = np.array([t.value if t.ok else np.inf for t in trials[:step]])
         best = space.to_index([trials[int(np.argmin(values))].config])[0]
         seen = np.isin(keys, space.row_keys(space.to_index([t.config for t in trials[:step]])))

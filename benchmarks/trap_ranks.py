@@ -131,9 +131,7 @@ def study(problem_name: str, seed: int, kind: str) -> list[dict]:
             continue
         strategy = make_strategy("gpr", space, seed=seed)
         strategy.tell(trials[:step])
-        gp = strategy._gp_of(fit)
-        X, y = strategy._training_data(trials[:step])
-        gp.restore(X, y, fit.hyperparameters)
+        gp, X, y = strategy.restored(fit)
         features = strategy.features(table)
         mean, _ = gp.predict(features)
         # the step's own score: log-EI at the incumbent, weighted by the probability of success

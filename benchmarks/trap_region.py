@@ -31,10 +31,9 @@ from gpautotune.problems.kt_cache import kt_cache_problem
 from gpautotune.storage import Journal
 
 
-def region(name: str, bound: float) -> tuple[dict, float, np.ndarray]:
-    """The levels shared by every configuration of the table under ``bound``, the
-    table's optimum and the level rows of the configurations under ``bound``."""
-    problem = kt_cache_problem(f"kt-caches/{name}.json.gz")
+def region(problem, bound: float) -> tuple[dict, np.ndarray]:
+    """The levels shared by every configuration of the cache ``problem``'s table under
+    ``bound``, and the level rows of the configurations under ``bound``."""
     rows = problem._index[problem._allowed]
     slowdown = problem._values[problem._allowed] / problem.optimum
     under = problem.space.to_configs(rows[slowdown <= bound])
@@ -42,11 +41,11 @@ def region(name: str, bound: float) -> tuple[dict, float, np.ndarray]:
     configs = problem.space.to_configs(rows)
     inside = np.array([all(c[k] == v for k, v in shared.items()) for c in configs])
     print(
-        f"{name}: region {shared}, {int(inside.sum())} of {len(rows)} configurations, "
+        f"{problem.name}: region {shared}, {int(inside.sum())} of {len(rows)} configurations, "
         f"{int((slowdown[inside] <= bound).sum())} of {int((slowdown <= bound).sum())} "
         "under the bound"
     )
-    return shared, problem.optimum, rows[slowdown <= bound]
+    return shared, rows[slowdown <= bound]
 
 
 def cell_rank(space, table: np.ndarray, measured: np.ndarray, shared: dict) -> int | str:
@@ -78,9 +77,9 @@ def main() -> None:
     parser.add_argument("--out")
     parser.add_argument("--cells", type=int, help="the region's best cell rank after N trials")
     args = parser.parse_args()
-    shared, optimum, under = region(args.table, args.bound)
     problem = kt_cache_problem(f"kt-caches/{args.table}.json.gz")
-    space, table = problem.space, problem._index[problem._allowed]
+    shared, under = region(problem, args.bound)
+    space, table, optimum = problem.space, problem._index[problem._allowed], problem.optimum
     journal = Journal(args.db, read_only=True)
     out = []
     for run in journal.runs():

@@ -99,9 +99,10 @@ __all__ = ["GPRSettings", "GPRStrategy", "ModelFit", "ModelPick"]
 
 _log = logging.getLogger(__name__)
 
-#: Most two-parameter moves a completed poll looks at (``poll_pairs``); a seeded sample
-#: of them beyond, so that a space of many parameters with many levels stays cheap.
-PAIR_MOVES_MAX = 20_000
+#: Most two-parameter or adjacent moves a completed poll looks at (``poll_pairs``,
+#: ``poll_adjacent``); a seeded sample of them beyond, so that a space of many parameters
+#: with many levels stays cheap.
+WIDER_MOVES_MAX = 20_000
 
 
 def _best(trials: Sequence[Trial]) -> Trial | None:
@@ -563,11 +564,9 @@ class GPRStrategy(Strategy):
                     rows, scores, sources = self.pool.propose(step, seen, scorer)
                 if far or side is not None:  # another basin, or the trust region, if any
                     keep = (
-                        self._in_trust(rows, trials, side)
-                        if not far
-                        else self._far_from_best(rows, trials)
-                        if o.escape == "far"
-                        else self._least_covered(rows, trials, rows[sources == "sample"])
+                        self._alternate_rows(rows, sources, trials)
+                        if far
+                        else self._in_trust(rows, trials, side)
                     )
                     if keep.any():
                         rows, scores, sources = rows[keep], scores[keep], sources[keep]
@@ -625,9 +624,7 @@ class GPRStrategy(Strategy):
         self.pool.clear_backlog()
         for fit in steps:
             trials = self.trials[: fit.step]
-            X, y = self._training_data(trials)
-            self.gp = self._gp_of(fit)
-            self.gp.restore(X, y, fit.hyperparameters)
+            self.gp, _, y = self.restored(fit)
             pending = np.asarray(fit.pending, dtype=float).reshape(-1, self.space.dims)
             seen = self._seen_among(trials, pending)
             arm = fit.hedge.arm if fit.hedge is not None else None
@@ -636,6 +633,16 @@ class GPRStrategy(Strategy):
             )
             self.pool.keep_backlog(rows, scores, picked)
         self._backlog_fit = target
+
+    def restored(
+        self, fit: ModelFit
+    ) -> tuple[GPSurrogate | KrigingSurrogate, np.ndarray, np.ndarray]:
+        """The model the step ``fit`` used, restored from the hyperparameters it recorded
+        on the trials before it (no refit), with its training inputs and values."""
+        X, y = self._training_data(self.trials[: fit.step])
+        gp = self._gp_of(fit)
+        gp.restore(X, y, fit.hyperparameters)
+        return gp, X, y
 
     def _seen_among(
         self, trials: Sequence[Trial], pending: np.ndarray | None = None
@@ -721,6 +728,15 @@ class GPRStrategy(Strategy):
         if self.options.escape not in ("far", "coverage"):
             return False
         return sum(i < step for i in self.escapes) % 2 == 1
+
+    def _alternate_rows(
+        self, rows: np.ndarray, sources: np.ndarray, trials: Sequence[Trial]
+    ) -> np.ndarray:
+        """A mask of the pool's ``rows`` an alternate escape (:meth:`_far_escape`) picks
+        among: far from the best with ``escape="far"``, else in the least measured cell."""
+        if self.options.escape == "far":
+            return self._far_from_best(rows, trials)
+        return self._least_covered(rows, trials, rows[sources == "sample"])
 
     def _far_from_best(self, rows: np.ndarray, trials: Sequence[Trial]) -> np.ndarray:
         """A mask of the ``rows`` that differ from the best of ``trials`` in at least half
@@ -839,9 +855,10 @@ class GPRStrategy(Strategy):
     def _poll_set(self, ok: Sequence[Trial]) -> tuple[np.ndarray, str]:
         """Unmeasured valid configurations one parameter away (any level) from the best;
         with ``escape="rotate"``, ``"far"``, ``"coverage"`` or ``"cycle"`` only along the
-        parameters the escapes polled least often (:meth:`_polled`). Where none is left, its pair or
-        adjacent moves as ``poll_pairs`` and ``poll_adjacent`` ask. With the moves, the
-        source their picks record: ``poll`` (one or two parameters) or ``adjacent``."""
+        parameters the escapes polled least often (:meth:`_polled`). Where none is left,
+        its pair or adjacent moves as ``poll_pairs`` and ``poll_adjacent`` ask. With the
+        moves, the source their picks record: ``poll`` (one or two parameters) or
+        ``adjacent``."""
         best = _best(ok)
         row = self.space.to_index([best.config])[0]
         # every level of a discrete parameter; real ones in 5% steps across the whole range
@@ -853,9 +870,9 @@ class GPRStrategy(Strategy):
             moves = moves[~self.is_seen(moves)]
         if not len(moves):  # a complete poll: wider moves, if asked for, else the pool
             if self.options.poll_pairs:
-                moves = self._pair_moves(row)
+                moves = self._wider_moves(self.space.pair_index, row, 0x9A12)
             if not len(moves) and self.options.poll_adjacent:
-                return self._adjacent_moves(row), "adjacent"
+                return self._wider_moves(self.space.adjacent_index, row, 0xAD7), "adjacent"
             return moves, "poll"
         if self.options.escape not in ("rotate", "cycle", "far", "coverage"):
             return moves, "poll"
@@ -863,20 +880,11 @@ class GPRStrategy(Strategy):
         polled = self._polled(best)
         return moves[polled[along] == polled[along].min()], "poll"
 
-    def _pair_moves(self, row: np.ndarray) -> np.ndarray:
-        """Unmeasured valid configurations that differ from ``row`` in exactly two
-        discrete parameters; from a seeded sample of ``PAIR_MOVES_MAX`` moves where there
-        are more."""
-        seed = (self.seed or 0, len(self.trials), 0x9A12)
-        moves = self.space.pair_index(row, PAIR_MOVES_MAX, seed)
-        return moves[~self.is_seen(moves)] if len(moves) else moves
-
-    def _adjacent_moves(self, row: np.ndarray) -> np.ndarray:
-        """Unmeasured valid configurations whose every discrete parameter is within one
-        level of ``row``'s; from a seeded sample of ``PAIR_MOVES_MAX`` moves where there
-        are more."""
-        seed = (self.seed or 0, len(self.trials), 0xAD7)
-        moves = self.space.adjacent_index(row, PAIR_MOVES_MAX, seed)
+    def _wider_moves(self, moves_of: Callable, row: np.ndarray, salt: int) -> np.ndarray:
+        """The unmeasured ones of ``moves_of(row, limit, seed)`` (:meth:`Space.pair_index`
+        or :meth:`Space.adjacent_index`): from a seeded sample of ``WIDER_MOVES_MAX``
+        moves where there are more, the seed the run's, its length and ``salt``."""
+        moves = moves_of(row, WIDER_MOVES_MAX, (self.seed or 0, len(self.trials), salt))
         return moves[~self.is_seen(moves)] if len(moves) else moves
 
     def _polled(self, best: Trial) -> np.ndarray:
