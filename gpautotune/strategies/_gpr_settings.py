@@ -194,6 +194,18 @@ class GPRSettings(StrategySettings):
             the fastest one-parameter move of the best configuration can be ranked last
             among its moves by every acquisition (docs/benchmarks/gpr-spaces.md,
             "The default's trapped runs, traced").
+        restart_after: begin a new *lineage* after this many measurements without a new
+            best in the current one (its initial design measured): a fresh constrained
+            Sobol design of ``n_init`` unmeasured configurations, then model steps whose GP
+            is fitted to the lineage's own trials only, as TuRBO starts again with a fresh
+            design when its trust region collapses. Measured configurations are never
+            proposed again, the run's best is the best of every lineage, and the
+            feasibility classifier keeps every trial. Default none (off).
+        restart_init: the size of a later lineage's initial design (default ``n_init``).
+        restart_rule: when ``restart_after`` counts: ``stall`` (default), the lineage's
+            measurements since its best; ``local_minimum``, its measurements after its
+            initial design since its best, and only once every one-parameter move of the
+            best is measured (a pattern search's local minimum).
         trust_region: restrict the model steps' candidates to a TuRBO-style box around
             the best configuration (side 0.8 of the unit box at first, doubled after 3
             improving measurements in a row, halved after ``max(4, dims)`` without one,
@@ -269,6 +281,9 @@ class GPRSettings(StrategySettings):
         "max_iter_warm",
         "poll_pairs",
         "poll_adjacent",
+        "restart_after",
+        "restart_init",
+        "restart_rule",
     )
 
     n_init: PositiveInt | None = None
@@ -310,6 +325,9 @@ class GPRSettings(StrategySettings):
     poll_pairs: bool = False
     poll_adjacent: bool = False
     polish: Annotated[float, Field(ge=0, lt=1)] = 0.0
+    restart_after: PositiveInt | None = None
+    restart_init: PositiveInt | None = None
+    restart_rule: Literal["local_minimum", "stall"] = "stall"
     trust_region: bool = False
     thompson_every: PositiveInt | None = None
     thompson_after: Annotated[float, Field(ge=0, lt=1)] = 0.5

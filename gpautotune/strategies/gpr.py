@@ -28,6 +28,8 @@ The seeds' method (seed 003 §4.2, figure 13.4), on BoTorch/GPyTorch:
    all 200 Laplacian replay runs end within 0.6% of the optimum at 120 evaluations
    (docs/benchmarks/gpr.md). With ``polish`` (default 0), in the budget's last share the
    escapes follow one another until the best configuration's moves are all measured.
+   With ``restart_after`` (default off), a run whose best has not moved for that many
+   measurements begins a new lineage: a fresh design, then GPs fitted to its trials only.
 
 Failed configurations are never proposed again; they join the regression at the worst
 value measured (``failed_value``), and a feasibility classifier multiplies EI by the
@@ -190,6 +192,10 @@ class GPRStrategy(Strategy):
         self._design: np.ndarray | None = None
         #: Positions (in :attr:`trials`) of the trials that opened an escape step.
         self.escapes: list[int] = []
+        #: Positions (in :attr:`trials`) where each lineage begins (``restart_after``),
+        #: and the initial designs of the lineages after the first, by position.
+        self.lineages: list[int] = [0]
+        self._designs: dict[int, np.ndarray] = {}
         #: The run's budget (:meth:`plan`; None when the caller gives none).
         self.budget: int | None = None
         self._scale_inputs()
@@ -308,11 +314,14 @@ class GPRStrategy(Strategy):
 
     # ------------------------------------------------------------- propose
     def _propose(self, n: int) -> list[Proposal]:
-        if len(self.trials) < self.n_init:
-            initial = self._initial(min(n, self.n_init - len(self.trials)))
+        start = self._lineage_start(len(self.trials))
+        done, size = len(self.trials) - start, self._design_size(start)
+        if done < size:
+            initial = self._initial(min(n, size - done), start)
             if len(initial):
-                return self.proposals(initial, source="initial")
-        if len(self.measured) < 2:
+                lineage = {"lineage": self.lineages.index(start)} if start else {}
+                return self.proposals(initial, source="initial", **lineage)
+        if sum(t.ok for t in self.trials[start:]) < 2:
             return self._space_filling(n, reason="fewer than 2 successful measurements")
         try:
             return self._screened_step(n) if self.screening else self._model_step(n)
@@ -320,13 +329,66 @@ class GPRStrategy(Strategy):
             _log.warning("GPR falls back to space filling: %s", exc)
             return self._space_filling(n, reason=str(exc))
 
-    def _initial(self, n: int) -> np.ndarray:
-        if self._design is None:
-            self._design = sample_index(
-                self.space, self.n_init, method=self.options.init_method, seed=self.seed
+    def _initial(self, n: int, start: int = 0) -> np.ndarray:
+        """Up to ``n`` unmeasured configurations of the initial design of the lineage that
+        begins at ``start``: the run's first ``n_init`` of the constrained sample, or, for a
+        later lineage, the first ``restart_init`` of another sample (seeded by the run's
+        seed and ``start``) that the trials before it did not measure."""
+        if start == 0:
+            if self._design is None:
+                self._design = sample_index(
+                    self.space, self.n_init, method=self.options.init_method, seed=self.seed
+                )
+            design = self._design
+        elif start in self._designs:
+            design = self._designs[start]
+        else:
+            drawn = sample_index(
+                self.space,
+                self._design_size(start) + start,
+                method=self.options.init_method,
+                seed=(self.seed or 0) * 1_000_003 + start,
+                max_raw=POOL_MAX_RAW,
+                strict=False,
             )
-        fresh = self._design[~self.is_seen(self._design)]
+            design = drawn[~self._seen_among(self.trials[:start])(drawn)][
+                : self._design_size(start)
+            ]
+            self._designs[start] = design
+        fresh = design[~self.is_seen(design)]
         return fresh[:n]
+
+    def _design_size(self, start: int) -> int:
+        """The initial design's size of the lineage that begins at ``start``: ``n_init``
+        for the first, ``restart_init`` (default ``n_init``) for the others."""
+        return self.n_init if start == 0 else self.options.restart_init or self.n_init
+
+    def _lineage_start(self, step: int) -> int:
+        """Where the lineage of the step at ``step`` trials begins (``restart_after``)."""
+        return max(s for s in self.lineages if s <= step)
+
+    def _restarts_after(self, i: int) -> bool:
+        """Whether a new lineage begins after the trial at position ``i``: its lineage's
+        initial design is measured and ``restart_after`` measurements went by without a
+        new best in it; with ``restart_rule="local_minimum"``, measurements after its
+        design, and only once every one-parameter move of its best is measured (among
+        the trials up to ``i``, so that a resumed run begins its lineages where the
+        first did)."""
+        after = self.options.restart_after
+        if after is None:
+            return False
+        first = self.lineages[-1]
+        lineage, size = self.trials[first : i + 1], self._design_size(first)
+        if len(lineage) < size:
+            return False
+        ok = [(t.value, j) for j, t in enumerate(lineage) if t.ok]
+        found = min(ok)[1] if ok else 0
+        if self.options.restart_rule == "stall":
+            return len(lineage) - 1 - found >= after
+        if len(lineage) - 1 - max(found, size - 1) < after or not ok:
+            return False
+        moves = self._moves(self.space.to_index([lineage[found].config])[0])
+        return not len(moves) or self._seen_among(self.trials[: i + 1])(moves).all()
 
     def _space_filling(self, n: int, reason: str) -> list[Proposal]:
         step = len(self.trials)
@@ -406,21 +468,23 @@ class GPRStrategy(Strategy):
         ``n``; by default to all the trials, conditioned on the pending configurations."""
         batch = step is not None
         step = len(self.trials) if step is None else step
-        trials = self.trials[:step]
+        start = self._lineage_start(step)
+        trials = self.trials[start:step]  # the lineage's (``restart_after``): all by default
         # the steps of the picks still being evaluated count too (asynchronous workers)
         pending = [] if batch else self.pending_proposals
         rows_pending = np.empty((0, self.space.dims)) if batch else self.pending
-        past = model_fits([*trials, *pending])
+        past = model_fits([*self.trials[:step], *pending])
         self._sync_backlog(past)
         X, y = self._training_data(trials)
         number = past[-1].number + 1 if past else 0
-        report, variant, loo = self._fit(X, y, (self.seed or 0) * 100_003 + step, past, number)
+        own = [f for f in past if f.step >= start]  # a new lineage's first fit is fresh
+        report, variant, loo = self._fit(X, y, (self.seed or 0) * 100_003 + step, own, number)
         t0 = time.perf_counter()
         escape = self._stalled(step, pending)
         hedge = self.options.acquisition == "hedge" and not escape
         arm, gains = self._hedge_draw(step, past) if hedge else (None, None)
         # a batch fitted to earlier trials scores what they left unmeasured, as it did then
-        seen = self._seen_among(trials) if batch else self.is_seen
+        seen = self._seen_among(self.trials[:step]) if batch else self.is_seen
         side = None if escape else self._trust_side(trials)
         rows, scores, sources, picked, picks, nominees = self._pick(
             n, step, y, escape, trials, seen, rows_pending, arm, side
@@ -453,6 +517,7 @@ class GPRStrategy(Strategy):
             "noise": report.noise,
             "pool": counts,
             "n_train": len(y),
+            **({"lineage": self.lineages.index(start)} if start else {}),
             **({"trust": side} if side is not None else {}),
             **({"loo": loo} if loo is not None else {}),
             **fit.info(),
@@ -469,7 +534,7 @@ class GPRStrategy(Strategy):
         earlier; the run's own GP on fewer than ``loo_after`` rows), and the last fit's
         variant otherwise. Returns the report, the variant (None with one GP) and, on a
         choice, every variant's score."""
-        fresh = number % self.gp_settings.fresh_every == 0
+        fresh = number % self.gp_settings.fresh_every == 0 or not past
         warm = past[-1].hyperparameters if past else None
         if len(self._gps) == 1:
             return self.gp.fit(X, y, seed=seed, warm=warm, fresh=fresh), None, None
@@ -513,7 +578,7 @@ class GPRStrategy(Strategy):
         is every portfolio acquisition's best row of the first scoring (its nominee). With
         a trust region's ``side``, only the pool's rows in its box are kept, if any."""
         best_f = float(self.gp.transform(y).min())
-        feasible = self._feasibility_model(trials)
+        feasible = self._feasibility_model(self.trials[:step])  # every lineage's failures
         model = self.gp.model
         if len(pending):
             model, best_f = self._believe(model, pending, best_f)
@@ -550,7 +615,7 @@ class GPRStrategy(Strategy):
             return scorer
 
         poll, polled = (
-            self._poll_set(self.measured)
+            self._poll_set([t for t in self.trials[self._lineage_start(step) :] if t.ok])
             if escape and not far and o.escape != "lcb"
             else (np.empty((0, self.space.dims)), "")
         )
@@ -623,10 +688,10 @@ class GPRStrategy(Strategy):
         _log.info("GPR: replaying %d model steps to rebuild the pool's backlog", len(steps))
         self.pool.clear_backlog()
         for fit in steps:
-            trials = self.trials[: fit.step]
+            trials = self.trials[self._lineage_start(fit.step) : fit.step]
             self.gp, _, y = self.restored(fit)
             pending = np.asarray(fit.pending, dtype=float).reshape(-1, self.space.dims)
-            seen = self._seen_among(trials, pending)
+            seen = self._seen_among(self.trials[: fit.step], pending)
             arm = fit.hedge.arm if fit.hedge is not None else None
             rows, scores, _, picked, _, _ = self._pick(
                 fit.batch, fit.step, y, False, trials, seen, pending, arm
@@ -638,8 +703,9 @@ class GPRStrategy(Strategy):
         self, fit: ModelFit
     ) -> tuple[GPSurrogate | KrigingSurrogate, np.ndarray, np.ndarray]:
         """The model the step ``fit`` used, restored from the hyperparameters it recorded
-        on the trials before it (no refit), with its training inputs and values."""
-        X, y = self._training_data(self.trials[: fit.step])
+        on the trials of its lineage before it (no refit), with its training inputs and
+        values."""
+        X, y = self._training_data(self.trials[self._lineage_start(fit.step) : fit.step])
         gp = self._gp_of(fit)
         gp.restore(X, y, fit.hyperparameters)
         return gp, X, y
@@ -677,6 +743,8 @@ class GPRStrategy(Strategy):
             pick = ModelPick.of(trial.info)
             if pick is not None and pick.escape:
                 self.escapes.append(i)
+            if self._restarts_after(i):
+                self.lineages.append(i + 1)
 
     # ---------------------------------------------------------- feasibility
     def _feasibility_model(self, trials: Sequence[Trial]) -> Any:
@@ -695,15 +763,16 @@ class GPRStrategy(Strategy):
             return GaussianProcessClassifier(kernel=Matern(nu=2.5), random_state=0).fit(X, labels)
 
     def _stalled(self, step: int | None = None, pending: Sequence[Proposal] = ()) -> bool:
-        """Whether ``stall`` measurements went by since the best one and the last escape
-        step (in the ``polish`` share of the budget, since the best one alone while a
-        one-parameter move of it is unmeasured), among the first ``step`` trials
-        (default: all), and no escape step is ``pending`` (being evaluated by
-        asynchronous workers: one escape at a time)."""
+        """Whether ``stall`` measurements went by since the best one of the lineage
+        (``restart_after``) and the last escape step (in the ``polish`` share of the
+        budget, since the best one alone while a one-parameter move of it is unmeasured),
+        among the first ``step`` trials (default: all), and no escape step is
+        ``pending`` (being evaluated by asynchronous workers: one escape at a time)."""
         trials = self.trials[:step]
         if self.options.stall is None:
             return False
-        ok = [(t.value, i) for i, t in enumerate(trials) if t.ok]
+        start = self._lineage_start(len(trials))
+        ok = [(t.value, i) for i, t in enumerate(trials) if t.ok and i >= start]
         escaping = (ModelPick.of(p.info) for p in pending)
         if not ok or any(pick is not None and pick.escape for pick in escaping):
             return False
@@ -861,12 +930,8 @@ class GPRStrategy(Strategy):
         ``adjacent``."""
         best = _best(ok)
         row = self.space.to_index([best.config])[0]
-        # every level of a discrete parameter; real ones in 5% steps across the whole range
-        radius = max([p.n_levels - 1 for p in self.space.parameters if p.is_discrete] + [20])
-        moves = self.space.neighbor_index(row, radius)
+        moves = self._moves(row)
         if len(moves):
-            _, first = np.unique(self.space.row_keys(moves), return_index=True)
-            moves = moves[np.sort(first)]
             moves = moves[~self.is_seen(moves)]
         if not len(moves):  # a complete poll: wider moves, if asked for, else the pool
             if self.options.poll_pairs:
@@ -879,6 +944,16 @@ class GPRStrategy(Strategy):
         along = np.argmax(moves != row, axis=1)  # the one parameter each move changes
         polled = self._polled(best)
         return moves[polled[along] == polled[along].min()], "poll"
+
+    def _moves(self, row: np.ndarray) -> np.ndarray:
+        """The valid configurations one parameter away from the index ``row``, each once:
+        every level of a discrete parameter, real ones in 5% steps across the range."""
+        radius = max([p.n_levels - 1 for p in self.space.parameters if p.is_discrete] + [20])
+        moves = self.space.neighbor_index(row, radius)
+        if len(moves):
+            _, first = np.unique(self.space.row_keys(moves), return_index=True)
+            moves = moves[np.sort(first)]
+        return moves
 
     def _wider_moves(self, moves_of: Callable, row: np.ndarray, salt: int) -> np.ndarray:
         """The unmeasured ones of ``moves_of(row, limit, seed)`` (:meth:`Space.pair_index`

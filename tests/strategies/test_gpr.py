@@ -997,6 +997,78 @@ def test_derived_inputs_of_a_table_come_from_the_relations_its_rows_obey():
     assert none.relations == ()
 
 
+def _lineage_starts(trials, n_init: int, after: int) -> list[int]:
+    """The restart rule, re-derived: a lineage ends once its design is measured and
+    ``after`` trials went by since its best."""
+    starts = [0]
+    for i in range(len(trials)):
+        lineage = trials[starts[-1] : i + 1]
+        best = min(range(len(lineage)), key=lambda j: lineage[j].value)
+        if len(lineage) >= n_init and len(lineage) - 1 - best >= after:
+            starts.append(i + 1)
+    return starts
+
+
+def test_a_stalled_run_begins_a_new_lineage_with_a_fresh_design(tmp_path):
+    """With ``restart_after``, a run whose best has not moved for that many trials begins
+    a lineage: ``n_init`` initial-design picks, then model steps fitted to its own trials
+    alone; nothing is measured twice, and a run resumed from storage repeats it."""
+    options = {**FAST, "restart_after": 5}
+    db = str(tmp_path / "runs.db")
+    tune(BoothProblem(), "gpr", 20, seed=3, strategy_options=options, storage=db)
+    trials = tune(BoothProblem(), "gpr", 45, seed=3, strategy_options=options, storage=db).trials
+    whole = tune(BoothProblem(), "gpr", 45, seed=3, strategy_options=options).trials
+    assert [t.config for t in trials] == [t.config for t in whole]
+    starts = _lineage_starts(trials, 6, 5)
+    assert len(starts) >= 3, "Booth's best is found early: the run must start again"
+    assert len({tuple(t.config.values()) for t in trials}) == len(trials)
+    for k, start in enumerate(starts):
+        design = trials[start : start + 6]
+        assert [t.source for t in design] == ["initial"] * len(design)
+        assert [t.info.get("lineage", 0) for t in design] == [k] * len(design)
+        end = starts[k + 1] if k + 1 < len(starts) else len(trials)
+        for i in range(start + 6, end):
+            assert trials[i].info["n_train"] == i - start
+            assert trials[i].info.get("lineage", 0) == k
+    off = make_strategy("gpr", BoothProblem().space, seed=1)
+    assert "restart_after" not in off.settings()
+
+
+def test_a_lineage_at_a_local_minimum_begins_another():
+    """With ``restart_rule="local_minimum"``, a lineage ends only once every one-parameter
+    move of its best is measured and ``restart_after`` trials after its design went by
+    without a new best."""
+    space = Space([IntRange("a", 0, 3), IntRange("b", 0, 3), IntRange("c", 0, 1)])
+
+    def f(config):
+        return 1.0 + (config["a"] - 2) ** 2 + (config["b"] - 1) ** 2 + config["c"]
+
+    options = {**FAST, "restart_after": 2, "restart_init": 4, "restart_rule": "local_minimum"}
+    trials = tune(f, "gpr", 30, space=space, seed=2, strategy_options=options).trials
+    starts, expected = [0], [0]
+    for i in range(1, len(trials)):
+        if trials[i].info.get("lineage", 0) != trials[i - 1].info.get("lineage", 0):
+            starts.append(i)
+        lineage = trials[expected[-1] : i + 1]
+        size = 6 if expected[-1] == 0 else 4
+        found = min(range(len(lineage)), key=lambda j: lineage[j].value)
+        best = lineage[found].config
+        moves = [
+            c
+            for c in space.to_configs(space.enumerate_index())
+            if sum(c[k] != best[k] for k in c) == 1
+        ]
+        measured = [t.config for t in trials[: i + 1]]
+        if (
+            len(lineage) >= size
+            and len(lineage) - 1 - max(found, size - 1) >= 2
+            and all(m in measured for m in moves)
+        ):
+            expected.append(i + 1)
+    expected = [e for e in expected if e < len(trials)]
+    assert len(starts) >= 2 and starts == expected
+
+
 def test_trust_region_keeps_model_picks_in_the_box_around_the_best():
     """With ``trust_region``, each regular model step records the side replayed from the
     values before it and picks inside the box of that side around the best configuration
