@@ -354,6 +354,13 @@ class GPRSettings(StrategySettings):
             )
         if self.portfolio != PORTFOLIO and self.acquisition != "hedge":
             raise ValueError("portfolio is drawn among only with acquisition 'hedge'")
+        if self.restart_after is None and (
+            self.restart_init is not None or self.restart_rule != "stall"
+        ):
+            raise ValueError(
+                "restart_init and restart_rule shape the lineages of restart_after: "
+                "give restart_after or leave them out"
+            )
         return self
 
     @classmethod

@@ -885,9 +885,11 @@ def test_the_default_keeps_its_own_gp_below_40_rows():
         ({"model_choice": "fixed", "loo_after": 30}, "loo_after sets when"),
         ({"model_choice": "fixed", "variants": ["gamma"]}, "variants sets among what"),
         ({"variants": ["matern72"]}, "variants"),
+        ({"restart_init": 10}, "give restart_after or leave them out"),
+        ({"restart_rule": "local_minimum"}, "give restart_after or leave them out"),
     ],
 )
-def test_a_model_choice_that_cannot_apply_is_refused(options, words):
+def test_an_option_that_cannot_apply_is_refused(options, words):
     with pytest.raises(ConfigError, match=words):
         make_strategy("gpr", BoothProblem().space, **options)
 
