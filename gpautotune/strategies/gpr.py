@@ -465,7 +465,8 @@ class GPRStrategy(Strategy):
 
     def _select(self, n: int, step: int | None = None) -> list[Proposal]:
         """Fit the model to the first ``step`` trials (a ``refit_every`` batch) and pick
-        ``n``; by default to all the trials, conditioned on the pending configurations."""
+        ``n``; by default to all the trials, conditioned on the pending configurations.
+        With ``restart_after``, only the trials of the step's lineage are fitted."""
         batch = step is not None
         step = len(self.trials) if step is None else step
         start = self._lineage_start(step)
