@@ -202,6 +202,12 @@ class GPRSettings(StrategySettings):
             proposed again, the run's best is the best of every lineage, and the
             feasibility classifier keeps every trial. Default none (off).
         restart_init: the size of a later lineage's initial design (default ``n_init``).
+        restart_length: with ``restart_after``, a later lineage lasts this many trials,
+            after which the first lineage resumes, its GP fitted to every trial (the later
+            lineage's too) and ``restart_after`` counted again from there: an excursion
+            rather than a new start. Default none: a lineage lasts until the next.
+        restart_from: the share of the run's budget in which no new lineage begins
+            (without a budget: none). Default 0.
         restart_rule: when ``restart_after`` counts: ``stall`` (default), the lineage's
             measurements since its best; ``local_minimum``, its measurements after its
             initial design since its best, and only once every one-parameter move of the
@@ -284,6 +290,8 @@ class GPRSettings(StrategySettings):
         "restart_after",
         "restart_init",
         "restart_rule",
+        "restart_length",
+        "restart_from",
     )
 
     n_init: PositiveInt | None = None
@@ -328,6 +336,8 @@ class GPRSettings(StrategySettings):
     restart_after: PositiveInt | None = None
     restart_init: PositiveInt | None = None
     restart_rule: Literal["local_minimum", "stall"] = "stall"
+    restart_length: PositiveInt | None = None
+    restart_from: Annotated[float, Field(ge=0, lt=1)] = 0.0
     trust_region: bool = False
     thompson_every: PositiveInt | None = None
     thompson_after: Annotated[float, Field(ge=0, lt=1)] = 0.5
@@ -355,11 +365,14 @@ class GPRSettings(StrategySettings):
         if self.portfolio != PORTFOLIO and self.acquisition != "hedge":
             raise ValueError("portfolio is drawn among only with acquisition 'hedge'")
         if self.restart_after is None and (
-            self.restart_init is not None or self.restart_rule != "stall"
+            self.restart_init is not None
+            or self.restart_rule != "stall"
+            or self.restart_length is not None
+            or self.restart_from
         ):
             raise ValueError(
-                "restart_init and restart_rule shape the lineages of restart_after: "
-                "give restart_after or leave them out"
+                "restart_init, restart_rule, restart_length and restart_from shape the "
+                "lineages of restart_after: give restart_after or leave them out"
             )
         return self
 

@@ -196,6 +196,10 @@ class GPRStrategy(Strategy):
         #: and the initial designs of the lineages after the first, by position.
         self.lineages: list[int] = [0]
         self._designs: dict[int, np.ndarray] = {}
+        #: The run's segments, each (position it begins at, position its lineage's
+        #: trials begin at): a lineage's, or the first lineage's again after one that
+        #: lasted ``restart_length``.
+        self._segments: list[tuple[int, int]] = [(0, 0)]
         #: The run's budget (:meth:`plan`; None when the caller gives none).
         self.budget: int | None = None
         self._scale_inputs()
@@ -364,31 +368,41 @@ class GPRStrategy(Strategy):
         return self.n_init if start == 0 else self.options.restart_init or self.n_init
 
     def _lineage_start(self, step: int) -> int:
-        """Where the lineage of the step at ``step`` trials begins (``restart_after``)."""
-        return max(s for s in self.lineages if s <= step)
+        """Where the trials of the lineage of the step at ``step`` trials begin
+        (``restart_after``; 0, every trial, by default)."""
+        return max(segment for segment in self._segments if segment[0] <= step)[1]
 
-    def _restarts_after(self, i: int) -> bool:
-        """Whether a new lineage begins after the trial at position ``i``: its lineage's
-        initial design is measured and ``restart_after`` measurements went by without a
-        new best in it; with ``restart_rule="local_minimum"``, measurements after its
-        design, and only once every one-parameter move of its best is measured (among
-        the trials up to ``i``, so that a resumed run begins its lineages where the
-        first did)."""
+    def _next_segment(self, i: int) -> tuple[int, int] | None:
+        """The segment that begins after the trial at position ``i``, if one does: the
+        first lineage again once a later one has lasted ``restart_length`` trials; a new
+        lineage once the current one's initial design is measured and ``restart_after``
+        measurements (since the segment began) went by without a new best in it, with
+        ``restart_rule="local_minimum"`` measurements after its design, and only once
+        every one-parameter move of its best is measured; none before the
+        ``restart_from`` share of the budget. Read from the trials up to ``i``, so that
+        a resumed run begins its segments where the first did."""
         after = self.options.restart_after
         if after is None:
-            return False
-        first = self.lineages[-1]
+            return None
+        begin, first = self._segments[-1]
+        length = self.options.restart_length
+        if first and length is not None:
+            return (i + 1, 0) if i + 1 - begin >= length else None
+        if self.budget is not None and i + 1 < self.options.restart_from * self.budget:
+            return None
         lineage, size = self.trials[first : i + 1], self._design_size(first)
         if len(lineage) < size:
-            return False
+            return None
         ok = [(t.value, j) for j, t in enumerate(lineage) if t.ok]
         found = min(ok)[1] if ok else 0
+        since = len(lineage) - 1 - max(found, begin - first - 1)
         if self.options.restart_rule == "stall":
-            return len(lineage) - 1 - found >= after
-        if len(lineage) - 1 - max(found, size - 1) < after or not ok:
-            return False
+            return (i + 1, i + 1) if since >= after else None
+        if len(lineage) - 1 - max(found, size - 1, begin - first - 1) < after or not ok:
+            return None
         moves = self._moves(self.space.to_index([lineage[found].config])[0])
-        return not len(moves) or self._seen_among(self.trials[: i + 1])(moves).all()
+        local = not len(moves) or self._seen_among(self.trials[: i + 1])(moves).all()
+        return (i + 1, i + 1) if local else None
 
     def _space_filling(self, n: int, reason: str) -> list[Proposal]:
         step = len(self.trials)
@@ -744,8 +758,11 @@ class GPRStrategy(Strategy):
             pick = ModelPick.of(trial.info)
             if pick is not None and pick.escape:
                 self.escapes.append(i)
-            if self._restarts_after(i):
-                self.lineages.append(i + 1)
+            segment = self._next_segment(i)
+            if segment is not None:
+                self._segments.append(segment)
+                if segment[1]:
+                    self.lineages.append(segment[1])
 
     # ---------------------------------------------------------- feasibility
     def _feasibility_model(self, trials: Sequence[Trial]) -> Any:

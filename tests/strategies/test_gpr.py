@@ -887,6 +887,8 @@ def test_the_default_keeps_its_own_gp_below_40_rows():
         ({"variants": ["matern72"]}, "variants"),
         ({"restart_init": 10}, "give restart_after or leave them out"),
         ({"restart_rule": "local_minimum"}, "give restart_after or leave them out"),
+        ({"restart_length": 20}, "give restart_after or leave them out"),
+        ({"restart_from": 0.5}, "give restart_after or leave them out"),
     ],
 )
 def test_an_option_that_cannot_apply_is_refused(options, words):
@@ -1034,6 +1036,29 @@ def test_a_stalled_run_begins_a_new_lineage_with_a_fresh_design(tmp_path):
             assert trials[i].info.get("lineage", 0) == k
     off = make_strategy("gpr", BoothProblem().space, seed=1)
     assert "restart_after" not in off.settings()
+
+
+def test_an_excursion_returns_to_the_run_s_own_lineage():
+    """With ``restart_length``, a later lineage lasts that many trials (a design, then
+    GPs on its own trials) and the run's own lineage resumes, its GP fitted to every
+    trial; with ``restart_from``, none begins in that share of the budget."""
+    options = {**FAST, "restart_after": 4, "restart_init": 3, "restart_length": 5}
+    late = {**options, "restart_from": 0.5}
+    for opts in (options, late):
+        trials = tune(BoothProblem(), "gpr", 40, seed=3, strategy_options=opts).trials
+        lineage = [t.info.get("lineage", 0) for t in trials]
+        starts = [i for i in range(1, 40) if lineage[i] and not lineage[i - 1]]
+        assert starts, "Booth's best is found early: the run must make an excursion"
+        assert min(starts) >= (20 if "restart_from" in opts else 6)
+        for start in starts:
+            assert len(set(lineage[start : start + 5])) == 1
+            design = trials[start : start + 3]
+            assert [t.source for t in design] == ["initial"] * len(design)
+            for i in range(start + 3, min(start + 5, 40)):
+                assert trials[i].info["n_train"] == i - start
+            if start + 5 < 40:  # back to the run's own lineage: every trial fitted
+                assert lineage[start + 5] == 0
+                assert trials[start + 5].info["n_train"] == start + 5
 
 
 def test_a_lineage_at_a_local_minimum_begins_another():
