@@ -189,16 +189,13 @@ class GPRStrategy(Strategy):
         self.gp = self._gps[0]
         #: The fit whose step left the pool's backlog as it is (None: an empty backlog).
         self._backlog_fit: int | None = None
-        self._design: np.ndarray | None = None
+        #: The initial design of each lineage, by the position where it begins.
+        self._designs: dict[int, np.ndarray] = {}
         #: Positions (in :attr:`trials`) of the trials that opened an escape step.
         self.escapes: list[int] = []
-        #: Positions (in :attr:`trials`) where each lineage begins (``restart_after``),
-        #: and the initial designs of the lineages after the first, by position.
-        self.lineages: list[int] = [0]
-        self._designs: dict[int, np.ndarray] = {}
         #: The run's segments, each (position it begins at, position its lineage's
-        #: trials begin at): a lineage's, or the first lineage's again after one that
-        #: lasted ``restart_length``.
+        #: trials begin at): a lineage's (``restart_after``), or the first lineage's
+        #: again after one that lasted ``restart_length``.
         self._segments: list[tuple[int, int]] = [(0, 0)]
         #: The run's budget (:meth:`plan`; None when the caller gives none).
         self.budget: int | None = None
@@ -323,8 +320,7 @@ class GPRStrategy(Strategy):
         if done < size:
             initial = self._initial(min(n, size - done), start)
             if len(initial):
-                lineage = {"lineage": self.lineages.index(start)} if start else {}
-                return self.proposals(initial, source="initial", **lineage)
+                return self.proposals(initial, source="initial", **self._lineage_info(start))
         if sum(t.ok for t in self.trials[start:]) < 2:
             return self._space_filling(n, reason="fewer than 2 successful measurements")
         try:
@@ -338,27 +334,23 @@ class GPRStrategy(Strategy):
         begins at ``start``: the run's first ``n_init`` of the constrained sample, or, for a
         later lineage, the first ``restart_init`` of another sample (seeded by the run's
         seed and ``start``) that the trials before it did not measure."""
-        if start == 0:
-            if self._design is None:
-                self._design = sample_index(
-                    self.space, self.n_init, method=self.options.init_method, seed=self.seed
-                )
-            design = self._design
-        elif start in self._designs:
-            design = self._designs[start]
-        else:
+        design = self._designs.get(start)
+        if design is None and start == 0:
+            design = sample_index(
+                self.space, self.n_init, method=self.options.init_method, seed=self.seed
+            )
+        elif design is None:
+            size = self._design_size(start)
             drawn = sample_index(
                 self.space,
-                self._design_size(start) + start,
+                size + start,
                 method=self.options.init_method,
                 seed=(self.seed or 0) * 1_000_003 + start,
                 max_raw=POOL_MAX_RAW,
                 strict=False,
             )
-            design = drawn[~self._seen_among(self.trials[:start])(drawn)][
-                : self._design_size(start)
-            ]
-            self._designs[start] = design
+            design = drawn[~self._seen_among(self.trials[:start])(drawn)][:size]
+        self._designs[start] = design
         fresh = design[~self.is_seen(design)]
         return fresh[:n]
 
@@ -371,6 +363,12 @@ class GPRStrategy(Strategy):
         """Where the trials of the lineage of the step at ``step`` trials begin
         (``restart_after``; 0, every trial, by default)."""
         return max(segment for segment in self._segments if segment[0] <= step)[1]
+
+    def _lineage_info(self, start: int) -> dict[str, int]:
+        """The info a pick of the lineage whose trials begin at ``start`` records: its
+        number (1 for the first later lineage, ...); nothing for the run's own."""
+        number = sum(1 for _, first in self._segments if 0 < first <= start)
+        return {"lineage": number} if start else {}
 
     def _next_segment(self, i: int) -> tuple[int, int] | None:
         """The segment that begins after the trial at position ``i``, if one does: the
@@ -398,7 +396,7 @@ class GPRStrategy(Strategy):
         since = len(lineage) - 1 - max(found, begin - first - 1)
         if self.options.restart_rule == "stall":
             return (i + 1, i + 1) if since >= after else None
-        if len(lineage) - 1 - max(found, size - 1, begin - first - 1) < after or not ok:
+        if min(since, len(lineage) - size) < after or not ok:  # after the design too
             return None
         moves = self._moves(self.space.to_index([lineage[found].config])[0])
         local = not len(moves) or self._seen_among(self.trials[: i + 1])(moves).all()
@@ -532,7 +530,7 @@ class GPRStrategy(Strategy):
             "noise": report.noise,
             "pool": counts,
             "n_train": len(y),
-            **({"lineage": self.lineages.index(start)} if start else {}),
+            **self._lineage_info(start),
             **({"trust": side} if side is not None else {}),
             **({"loo": loo} if loo is not None else {}),
             **fit.info(),
@@ -761,8 +759,6 @@ class GPRStrategy(Strategy):
             segment = self._next_segment(i)
             if segment is not None:
                 self._segments.append(segment)
-                if segment[1]:
-                    self.lineages.append(segment[1])
 
     # ---------------------------------------------------------- feasibility
     def _feasibility_model(self, trials: Sequence[Trial]) -> Any:
