@@ -208,10 +208,15 @@ class GPRSettings(StrategySettings):
             rather than a new start. Default none: a lineage lasts until the next.
         restart_from: the share of the run's budget in which no new lineage begins
             (without a budget: none). Default 0.
+        restart_count: the most later lineages a run begins (default none: no limit).
         restart_rule: when ``restart_after`` counts: ``stall`` (default), the lineage's
             measurements since its best; ``local_minimum``, its measurements after its
             initial design since its best, and only once every one-parameter move of the
             best is measured (a pattern search's local minimum).
+        restart_share: with ``restart_rule="local_minimum"``, the share of the best's
+            one-parameter moves that must be measured (default 1: every one). Below 1 a
+            lineage ends once its pattern-search poll is that far along: where the best
+            has many moves (a parameter of many levels) it rarely is.
         trust_region: restrict the model steps' candidates to a TuRBO-style box around
             the best configuration (side 0.8 of the unit box at first, doubled after 3
             improving measurements in a row, halved after ``max(4, dims)`` without one,
@@ -292,6 +297,8 @@ class GPRSettings(StrategySettings):
         "restart_rule",
         "restart_length",
         "restart_from",
+        "restart_count",
+        "restart_share",
     )
 
     n_init: PositiveInt | None = None
@@ -338,6 +345,8 @@ class GPRSettings(StrategySettings):
     restart_rule: Literal["local_minimum", "stall"] = "stall"
     restart_length: PositiveInt | None = None
     restart_from: Annotated[float, Field(ge=0, lt=1)] = 0.0
+    restart_count: PositiveInt | None = None
+    restart_share: Annotated[float, Field(gt=0, le=1)] = 1.0
     trust_region: bool = False
     thompson_every: PositiveInt | None = None
     thompson_after: Annotated[float, Field(ge=0, lt=1)] = 0.5
@@ -369,10 +378,17 @@ class GPRSettings(StrategySettings):
             or self.restart_rule != "stall"
             or self.restart_length is not None
             or self.restart_from
+            or self.restart_count is not None
         ):
             raise ValueError(
-                "restart_init, restart_rule, restart_length and restart_from shape the "
+                "restart_init, restart_rule, restart_length, restart_from and "
+                "restart_count shape the "
                 "lineages of restart_after: give restart_after or leave them out"
+            )
+        if self.restart_share != 1 and self.restart_rule != "local_minimum":
+            raise ValueError(
+                "restart_share is the share of the poll restart_rule 'local_minimum' "
+                "waits for: give restart_rule: local_minimum or leave it out"
             )
         return self
 

@@ -376,9 +376,10 @@ class GPRStrategy(Strategy):
         lineage once the current one's initial design is measured and ``restart_after``
         measurements (since the segment began) went by without a new best in it, with
         ``restart_rule="local_minimum"`` measurements after its design, and only once
-        every one-parameter move of its best is measured; none before the
-        ``restart_from`` share of the budget. Read from the trials up to ``i``, so that
-        a resumed run begins its segments where the first did."""
+        every one-parameter move of its best is measured (``restart_share`` of them);
+        none before the ``restart_from`` share of the budget, nor after
+        ``restart_count`` lineages. Read from the trials up to ``i``, so that a resumed
+        run begins its segments where the first did."""
         after = self.options.restart_after
         if after is None:
             return None
@@ -387,6 +388,9 @@ class GPRStrategy(Strategy):
         if first and length is not None:
             return (i + 1, 0) if i + 1 - begin >= length else None
         if self.budget is not None and i + 1 < self.options.restart_from * self.budget:
+            return None
+        count = self.options.restart_count
+        if count is not None and sum(1 for _, f in self._segments if f) >= count:
             return None
         lineage, size = self.trials[first : i + 1], self._design_size(first)
         if len(lineage) < size:
@@ -399,7 +403,8 @@ class GPRStrategy(Strategy):
         if min(since, len(lineage) - size) < after or not ok:  # after the design too
             return None
         moves = self._moves(self.space.to_index([lineage[found].config])[0])
-        local = not len(moves) or self._seen_among(self.trials[: i + 1])(moves).all()
+        seen = self._seen_among(self.trials[: i + 1])(moves) if len(moves) else None
+        local = seen is None or seen.mean() >= self.options.restart_share - 1e-9
         return (i + 1, i + 1) if local else None
 
     def _space_filling(self, n: int, reason: str) -> list[Proposal]:

@@ -889,6 +889,11 @@ def test_the_default_keeps_its_own_gp_below_40_rows():
         ({"restart_rule": "local_minimum"}, "give restart_after or leave them out"),
         ({"restart_length": 20}, "give restart_after or leave them out"),
         ({"restart_from": 0.5}, "give restart_after or leave them out"),
+        ({"restart_count": 1}, "give restart_after or leave them out"),
+        (
+            {"restart_after": 5, "restart_share": 0.5},
+            "give restart_rule: local_minimum or leave it out",
+        ),
     ],
 )
 def test_an_option_that_cannot_apply_is_refused(options, words):
@@ -1041,13 +1046,17 @@ def test_a_stalled_run_begins_a_new_lineage_with_a_fresh_design(tmp_path):
 def test_an_excursion_returns_to_the_run_s_own_lineage():
     """With ``restart_length``, a later lineage lasts that many trials (a design, then
     GPs on its own trials) and the run's own lineage resumes, its GP fitted to every
-    trial; with ``restart_from``, none begins in that share of the budget."""
+    trial; with ``restart_from``, none begins in that share of the budget; with
+    ``restart_count``, no more than that many begin."""
     options = {**FAST, "restart_after": 4, "restart_init": 3, "restart_length": 5}
     late = {**options, "restart_from": 0.5}
-    for opts in (options, late):
+    once = {**options, "restart_count": 1}
+    counts = {}
+    for name, opts in {"every": options, "late": late, "once": once}.items():
         trials = tune(BoothProblem(), "gpr", 40, seed=3, strategy_options=opts).trials
         lineage = [t.info.get("lineage", 0) for t in trials]
         starts = [i for i in range(1, 40) if lineage[i] and not lineage[i - 1]]
+        counts[name] = starts
         assert starts, "Booth's best is found early: the run must make an excursion"
         assert min(starts) >= (20 if "restart_from" in opts else 6)
         for start in starts:
@@ -1059,18 +1068,22 @@ def test_an_excursion_returns_to_the_run_s_own_lineage():
             if start + 5 < 40:  # back to the run's own lineage: every trial fitted
                 assert lineage[start + 5] == 0
                 assert trials[start + 5].info["n_train"] == start + 5
+    assert len(counts["every"]) > 1, "the run stalls again after its first excursion"
+    assert counts["once"] == counts["every"][:1]
 
 
-def test_a_lineage_at_a_local_minimum_begins_another():
+@pytest.mark.parametrize("share", [1.0, 0.5])
+def test_a_lineage_at_a_local_minimum_begins_another(share):
     """With ``restart_rule="local_minimum"``, a lineage ends only once every one-parameter
-    move of its best is measured and ``restart_after`` trials after its design went by
-    without a new best."""
+    move of its best is measured (``restart_share`` of them) and ``restart_after`` trials
+    after its design went by without a new best."""
     space = Space([IntRange("a", 0, 3), IntRange("b", 0, 3), IntRange("c", 0, 1)])
 
     def f(config):
         return 1.0 + (config["a"] - 2) ** 2 + (config["b"] - 1) ** 2 + config["c"]
 
     options = {**FAST, "restart_after": 2, "restart_init": 4, "restart_rule": "local_minimum"}
+    options["restart_share"] = share
     trials = tune(f, "gpr", 30, space=space, seed=2, strategy_options=options).trials
     starts, expected = [0], [0]
     for i in range(1, len(trials)):
@@ -1089,7 +1102,7 @@ def test_a_lineage_at_a_local_minimum_begins_another():
         if (
             len(lineage) >= size
             and len(lineage) - 1 - max(found, size - 1) >= 2
-            and all(m in measured for m in moves)
+            and sum(m in measured for m in moves) >= share * len(moves)
         ):
             expected.append(i + 1)
     expected = [e for e in expected if e < len(trials)]
