@@ -382,8 +382,8 @@ class GPRSettings(StrategySettings):
         ):
             raise ValueError(
                 "restart_init, restart_rule, restart_length, restart_from and "
-                "restart_count shape the "
-                "lineages of restart_after: give restart_after or leave them out"
+                "restart_count shape the lineages of restart_after: give restart_after "
+                "or leave them out"
             )
         if self.restart_share != 1 and self.restart_rule != "local_minimum":
             raise ValueError(

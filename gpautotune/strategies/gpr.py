@@ -403,8 +403,8 @@ class GPRStrategy(Strategy):
         if min(since, len(lineage) - size) < after or not ok:  # after the design too
             return None
         moves = self._moves(self.space.to_index([lineage[found].config])[0])
-        seen = self._seen_among(self.trials[: i + 1])(moves) if len(moves) else None
-        local = seen is None or seen.mean() >= self.options.restart_share - 1e-9
+        share = self._seen_among(self.trials[: i + 1])(moves).mean() if len(moves) else 1.0
+        local = share >= self.options.restart_share - 1e-9
         return (i + 1, i + 1) if local else None
 
     def _space_filling(self, n: int, reason: str) -> list[Proposal]:
