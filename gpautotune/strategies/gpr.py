@@ -364,11 +364,14 @@ class GPRStrategy(Strategy):
         (``restart_after``; 0, every trial, by default)."""
         return max(segment for segment in self._segments if segment[0] <= step)[1]
 
+    def _later_lineages(self, upto: float = np.inf) -> int:
+        """How many later lineages began (those whose trials begin by ``upto``)."""
+        return sum(1 for _, first in self._segments if 0 < first <= upto)
+
     def _lineage_info(self, start: int) -> dict[str, int]:
         """The info a pick of the lineage whose trials begin at ``start`` records: its
         number (1 for the first later lineage, ...); nothing for the run's own."""
-        number = sum(1 for _, first in self._segments if 0 < first <= start)
-        return {"lineage": number} if start else {}
+        return {"lineage": self._later_lineages(start)} if start else {}
 
     def _next_segment(self, i: int) -> tuple[int, int] | None:
         """The segment that begins after the trial at position ``i``, if one does: the
@@ -390,7 +393,7 @@ class GPRStrategy(Strategy):
         if self.budget is not None and i + 1 < self.options.restart_from * self.budget:
             return None
         count = self.options.restart_count
-        if count is not None and sum(1 for _, f in self._segments if f) >= count:
+        if count is not None and self._later_lineages() >= count:
             return None
         lineage, size = self.trials[first : i + 1], self._design_size(first)
         if len(lineage) < size:
@@ -404,8 +407,7 @@ class GPRStrategy(Strategy):
             return None
         moves = self._moves(self.space.to_index([lineage[found].config])[0])
         share = self._seen_among(self.trials[: i + 1])(moves).mean() if len(moves) else 1.0
-        local = share >= self.options.restart_share - 1e-9
-        return (i + 1, i + 1) if local else None
+        return (i + 1, i + 1) if share >= self.options.restart_share else None
 
     def _space_filling(self, n: int, reason: str) -> list[Proposal]:
         step = len(self.trials)
