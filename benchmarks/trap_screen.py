@@ -75,10 +75,11 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", default=None, help="CSV file for the rows")
     args = parser.parse_args()
-    for options in args.options or ["{}"]:
+    sets = args.options or ["{}"]
+    for options in sets:
         if not isinstance(json.loads(options), dict):
             parser.error(f"--options {options!r} is not a JSON object")
-    tasks = [(t, s, o) for o in args.options or ["{}"] for t, s in RUNS]
+    tasks = [(t, s, o) for o in sets for t, s in RUNS]
     with dask_client(workers=args.workers) as client:  # one run per task
         rows = client.gather(client.map(screen, *zip(*tasks, strict=True), pure=False))
     table = Table(title=f"best slowdown of each run ({BUDGET} evaluations)")
