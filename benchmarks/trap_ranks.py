@@ -34,7 +34,12 @@ higher a marginal likelihood 20 more fresh starts (prior draws) find than the st
 hyperparameters refined alone, and ``restarts_rank``, the best rank of a configuration
 under the bound under that fit's expected improvement; ``xi_rank``, that rank under the
 step's own GP when expected improvement aims at ``XI`` standard deviations below the
-incumbent (the classic exploration margin).
+incumbent (the classic exploration margin); ``laplace_rank``, that rank when the step's
+score is averaged over ``DRAWS`` length-scale vectors drawn from a Laplace approximation
+of their posterior (:mod:`gpautotune.surrogate._laplace`, the draws of the
+``lengthscale_draws`` option; the other hyperparameters held), as Spearmint's integrated
+acquisition averages over hyperparameter samples, so that a region the fit explains by
+one length-scale can keep the expected improvement another would give it.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ import dataclasses
 import warnings
 
 import numpy as np
+from scipy.special import logsumexp
 from scipy.stats import spearmanr
 
 from gpautotune.acquisition import make_acquisition, score_candidates
@@ -52,7 +58,7 @@ from gpautotune.parallel import dask_client
 from gpautotune.problems.kt_cache import kt_cache_problem
 from gpautotune.strategies import make_strategy
 from gpautotune.strategies._gpr_records import ModelFit
-from gpautotune.surrogate import ForestSurrogate
+from gpautotune.surrogate import ForestSurrogate, lengthscale_draws, lengthscales
 from gpautotune.surrogate._gp import GPSurrogate
 from gpautotune.tuner import tune
 
@@ -81,11 +87,13 @@ STEPS = (40, 60, 90, 119)
 #: Extra fresh starts of the ``restarts`` refit, and the exploration margin of ``xi_rank``
 #: (standardised output units).
 RESTARTS, XI = 20, 0.5
+#: Length-scale draws of ``laplace_rank``.
+DRAWS = 32
 COLUMNS = [
     "problem", "seed", "kind", "final", "first_under", "distance", "step",
     "under_left", "best_rank", "median_rank", "table_rho", "variant",
     "moves_left", "best_move", "best_move_rank", "forest_rank",
-    "loo_rho", "forest_oob_rho", "mll_gain", "restarts_rank", "xi_rank",
+    "loo_rho", "forest_oob_rho", "mll_gain", "restarts_rank", "xi_rank", "laplace_rank",
 ]  # fmt: skip
 
 
@@ -170,6 +178,7 @@ def study(problem_name: str, seed: int, kind: str) -> list[dict]:
                 "mll_gain": round(more.mll - alone.mll, 3),
                 "restarts_rank": _best_under(_scored(multi, *args), left),
                 "xi_rank": _best_under(_scored(gp, *args, XI), left),
+                "laplace_rank": _best_under(_integrated(gp, args, seed * 1000 + step), left),
             }
         )
     return out
@@ -183,6 +192,22 @@ def _scored(model, strategy, y, features, p, seen, margin: float = 0.0) -> np.nd
     acqf = make_acquisition(kind, model.model, float(model.transform(y).min()) - margin)
     score = strategy._weight(score_candidates(acqf, features), p, kind)
     return np.where(seen, -np.inf, score)
+
+
+def _integrated(gp, args, seed: int) -> np.ndarray:
+    """The step's score averaged (as expected improvement, not its log) over
+    :data:`DRAWS` length-scale vectors drawn from the Laplace approximation of their
+    posterior at the step's own fit (as ``lengthscale_draws`` draws them)."""
+    rng = np.random.default_rng(seed)
+    draws = []
+    for values in lengthscale_draws(gp.model, DRAWS, rng):
+        with lengthscales(gp.model, values):
+            draws.append(_scored(gp, *args))
+    scores = np.vstack(draws)
+    mean = np.full(scores.shape[1], -np.inf)
+    finite = np.isfinite(scores).any(axis=0)
+    mean[finite] = logsumexp(scores[:, finite], axis=0) - np.log(DRAWS)
+    return mean
 
 
 def _best_under(score: np.ndarray, left: np.ndarray) -> int | str:

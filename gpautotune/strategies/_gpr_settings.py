@@ -241,6 +241,16 @@ class GPRSettings(StrategySettings):
             precedence. Default none (off).
         forest_after: the share of the budget before the first forest step (without a
             budget: from the initial design on). Default 0.5.
+        lengthscale_draws: with N > 0, a regular model step (not an escape, Thompson or
+            forest step, nor a portfolio draw; no configuration in flight) rescores the
+            pool's ``DRAWN_ROWS`` best rows by the mean of their acquisition (expected
+            improvement, not its log, times the probability of success) over N
+            length-scale vectors drawn from the Laplace approximation of the
+            length-scales' posterior at the fit (:mod:`gpautotune.surrogate._laplace`)
+            and picks the best of them: the integrated acquisition of Spearmint, so
+            that a region one length-scale writes off keeps the improvement another
+            gives it. Needs unbounded length-scales, no input warp and the GP model.
+            Default 0 (off).
         codes: how the model reads an ordinal whose levels are the codes 0, 1, ..., k-1
             (k >= 3), as tuning scripts number alternatives (``between_method: [0, 1, 2,
             3]``): ``ordinal`` (default), by level index like any ordinal;
@@ -286,6 +296,7 @@ class GPRSettings(StrategySettings):
         "thompson_after",
         "forest_every",
         "forest_after",
+        "lengthscale_draws",
         "infer_relations",
         "gradient",
         "max_iter",
@@ -352,6 +363,7 @@ class GPRSettings(StrategySettings):
     thompson_after: Annotated[float, Field(ge=0, lt=1)] = 0.5
     forest_every: PositiveInt | None = None
     forest_after: Annotated[float, Field(ge=0, lt=1)] = 0.5
+    lengthscale_draws: NonNegativeInt = 0
     codes: Literal["categorical", "ordinal"] = "ordinal"
     model: Literal["gp", "kriging"] = "gp"
     refit_every: PositiveInt = 1
@@ -384,6 +396,13 @@ class GPRSettings(StrategySettings):
                 "restart_init, restart_rule, restart_length, restart_from and "
                 "restart_count shape the lineages of restart_after: give restart_after "
                 "or leave them out"
+            )
+        if self.lengthscale_draws and (
+            self.model != "gp" or self.lengthscale_max is not None or self.input_warp != "none"
+        ):
+            raise ValueError(
+                "lengthscale_draws needs model 'gp' with unbounded length-scales and no "
+                "input warp: leave out lengthscale_max and input_warp, or lengthscale_draws"
             )
         if self.restart_share != 1 and self.restart_rule != "local_minimum":
             raise ValueError(

@@ -16,7 +16,9 @@ The seeds' method (seed 003 §4.2, figure 13.4), on BoTorch/GPyTorch:
 3. log-EI (or EI, PI, LCB, or GP-Hedge's draw among log-EI, log-PI and LCB by the gains
    of their earlier nominees) over the candidate pool: every unmeasured valid configuration
    when the space can be enumerated, otherwise a constrained Sobol sample, the
-   neighbourhoods of the 3 best points and a backlog of earlier high-EI candidates;
+   neighbourhoods of the 3 best points and a backlog of earlier high-EI candidates; with
+   ``lengthscale_draws`` (default off), the pool's best rows rescored by the improvement
+   averaged over length-scale vectors drawn from the Laplace approximation at the fit;
 4. ``ask(q)`` picks ``q`` distinct configurations greedily, each after conditioning the
    GP on the previous picks at their posterior mean (the "kriging believer"); the
    configurations still in flight (``ask(q, pending=...)``: asynchronous workers) are
@@ -54,6 +56,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from scipy.special import logsumexp
 
 from gpautotune.acquisition import (
     POOL_MAX_RAW,
@@ -92,6 +95,8 @@ from gpautotune.surrogate import (
     KrigingSurrogate,
     SurrogateError,
     build_basis,
+    lengthscale_draws,
+    lengthscales,
     predicate_monomials,
     torch_threads,
 )
@@ -105,6 +110,10 @@ _log = logging.getLogger(__name__)
 #: ``poll_adjacent``); a seeded sample of them beyond, so that a space of many parameters
 #: with many levels stays cheap.
 WIDER_MOVES_MAX = 20_000
+#: How many of the pool's best rows (by the fitted GP's acquisition) ``lengthscale_draws``
+#: rescores: a share of the largest caches that keeps the draws' scoring near one
+#: scoring of the whole pool.
+DRAWN_ROWS = 2_000
 
 
 def _best(trials: Sequence[Trial]) -> Trial | None:
@@ -610,6 +619,9 @@ class GPRStrategy(Strategy):
         far = escape and self._far_escape(step)
         thompson = not escape and self._thompson(step)
         forest = not escape and not thompson and self._forest(step)
+        integrate = bool(o.lengthscale_draws) and not (
+            escape or thompson or forest or arm is not None or len(pending)
+        )
         nominees = np.empty((0, self.space.dims))
         regular = self._portfolio[arm] if arm is not None else (o.acquisition, o.kappa)
         kind, kappa = ("lcb", o.stall_kappa) if escape and not far else regular
@@ -655,6 +667,8 @@ class GPRStrategy(Strategy):
                     )
                     if keep.any():
                         rows, scores, sources = rows[keep], scores[keep], sources[keep]
+                if integrate:
+                    scores = self._integrated(model, rows, scores, best_f, feasible, step)
                 if record:  # the calls scored the pool's rows in order
                     nominees = rows[np.argmax(np.vstack(record), axis=0)]
             else:
@@ -676,6 +690,41 @@ class GPRStrategy(Strategy):
             if q + 1 < n and not ranked:
                 model, best_f = self._believe(model, rows[best][None, :], best_f)
         return rows, scores, sources, np.array(picked, dtype=int), picks, nominees
+
+    def _integrated(
+        self,
+        model: Any,
+        rows: np.ndarray,
+        scores: np.ndarray,
+        best_f: float,
+        feasible: Any,
+        step: int,
+    ) -> np.ndarray:
+        """The :data:`DRAWN_ROWS` best of ``rows`` by ``scores``, rescored by their
+        acquisition (times the probability of success) averaged over ``lengthscale_draws``
+        length-scale vectors drawn (seeded by the step) from the Laplace approximation at
+        ``model``'s fit: the mean of the improvement, not of its log; -inf for the rest."""
+        order = np.argsort(-scores, kind="stable")[:DRAWN_ROWS]
+        top = order[np.isfinite(scores[order])]
+        if not len(top):
+            return scores
+        o = self.options
+        rng = np.random.default_rng([self.seed or 0, step, 0x1A9])
+        features, p = self.features(rows[top]), self._success(rows[top], feasible)
+        drawn = []
+        for values in lengthscale_draws(model, o.lengthscale_draws, rng):
+            with lengthscales(model, values):
+                acqf = make_acquisition(o.acquisition, model, best_f, o.kappa)
+                with torch_threads(self._score_threads):
+                    drawn.append(self._weight(score_many([acqf], features)[0], p, o.acquisition))
+        values = np.vstack(drawn)
+        if o.acquisition in ("logei", "pi"):  # logs: the log of the mean
+            mean = logsumexp(values, axis=0) - np.log(len(values))
+        else:
+            mean = values.mean(axis=0)
+        out = np.full(len(scores), -np.inf)
+        out[top] = mean
+        return out
 
     def _hedge_draw(self, step: int, past: Sequence[ModelFit]) -> tuple[int, np.ndarray]:
         """GP-Hedge's draw for the step at ``step`` trials: the gains of the last recorded

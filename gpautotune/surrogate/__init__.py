@@ -13,6 +13,7 @@ from gpautotune.surrogate._gp import (
     torch_threads,
 )
 from gpautotune.surrogate._kriging import KrigingModel, KrigingSettings, KrigingSurrogate
+from gpautotune.surrogate._laplace import lengthscale_draws, lengthscales
 from gpautotune.surrogate._linear import (
     LinearFit,
     Transform,
@@ -45,6 +46,8 @@ __all__ = [
     "build_basis",
     "estimable_columns",
     "fit_linear",
+    "lengthscale_draws",
+    "lengthscales",
     "predicate_monomials",
     "torch_threads",
 ]

@@ -1234,3 +1234,56 @@ def test_the_fits_iteration_limits_are_options(monkeypatch: pytest.MonkeyPatch) 
     options = {**FAST, "max_iter": 9, "max_iter_warm": 4, "fresh_every": 3, "loo_after": 0}
     tune(BoothProblem(), "gpr", 13, seed=0, strategy_options=options)
     assert set(limits) == {9, 4}  # the defaults would be 200 and 50
+
+
+def test_lengthscale_draws_rescore_the_pool_s_best_rows_by_their_mean_improvement(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With ``lengthscale_draws``, a regular model step rescores the ``DRAWN_ROWS`` best
+    rows by the fit's own score (5 here) and picks the best rescored one; draws equal to
+    the fit's own length-scales give back its own scores; a seeded run repeats its
+    picks."""
+    import gpautotune.strategies.gpr as gpr_module
+
+    monkeypatch.setattr(gpr_module, "DRAWN_ROWS", 5)
+    calls = []
+    integrated = GPRStrategy._integrated
+
+    def spied(self, model, rows, scores, *args):
+        out = integrated(self, model, rows, scores, *args)
+        calls.append((rows.copy(), scores.copy(), out.copy()))
+        return out
+
+    monkeypatch.setattr(GPRStrategy, "_integrated", spied)
+    options = {**FAST, "lengthscale_draws": 3, "stall": None}
+    runs = [tune(_Box(), "gpr", 12, seed=2, strategy_options=options).trials for _ in range(2)]
+    assert [t.config for t in runs[0]] == [t.config for t in runs[1]]
+    assert len(calls) == 2 * 6  # every model step of both runs
+    space = _Box().space
+    for (rows, scores, out), trial in zip(calls[:6], runs[0][6:], strict=True):
+        top = np.argsort(-scores, kind="stable")[:5]
+        assert set(np.flatnonzero(np.isfinite(out))) == set(top)
+        assert space.to_configs(rows[[int(np.argmax(out))]])[0] == trial.config
+
+    calls.clear()  # draws at the fit's own length-scales: its own scores
+    monkeypatch.setattr(
+        gpr_module,
+        "lengthscale_draws",
+        lambda model, n, rng: np.repeat(
+            model.covar_module.base_kernel.lengthscale.detach().numpy(), n, axis=0
+        ),
+    )
+    tune(_Box(), "gpr", 8, seed=2, strategy_options=options)
+    for _, scores, out in calls:
+        top = np.argsort(-scores, kind="stable")[:5]
+        assert np.allclose(out[top], scores[top], rtol=1e-9, atol=1e-9)
+
+
+def test_lengthscale_draws_leave_the_default_run_key_and_refuse_bounded_length_scales():
+    space = _Box().space
+    assert "lengthscale_draws" not in make_strategy("gpr", space, seed=1).settings()
+    drawn = make_strategy("gpr", space, seed=1, lengthscale_draws=8)
+    assert drawn.settings()["lengthscale_draws"] == 8
+    for bad in ({"lengthscale_max": 2.0}, {"input_warp": "kumaraswamy"}):
+        with pytest.raises(ConfigError, match="lengthscale_draws"):
+            make_strategy("gpr", space, seed=1, lengthscale_draws=8, **bad)
