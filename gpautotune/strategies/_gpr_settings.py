@@ -243,7 +243,7 @@ class GPRSettings(StrategySettings):
             budget: from the initial design on). Default 0.5.
         lengthscale_draws: with N > 0, a regular model step (not an escape, Thompson or
             forest step, nor a portfolio draw; no configuration in flight) rescores the
-            pool's ``DRAWN_ROWS`` best rows by the mean of their acquisition (expected
+            pool's ``DRAWN_ROWS`` (2,000) best rows by the mean of their acquisition (expected
             improvement, not its log, times the probability of success) over N
             length-scale vectors drawn from the Laplace approximation of the
             length-scales' posterior at the fit (:mod:`gpautotune.surrogate._laplace`)
