@@ -46,6 +46,14 @@ docs/benchmarks/gpr-spaces.md on every seed there is,
         --peer-runs benchmarks/results/peers/kt-40/seeds1-20.csv \
         benchmarks/results/peers/kt-40/seeds21-40.csv \
         --plot benchmarks/results/peers/kt-40/must-shows.png
+
+``--shared-seeds`` keeps, per table, the seeds that the default and every peer ran, for a
+peer run on fewer seeds than the others (``smac-hpo``, whose gemm runs are fewer):
+
+    python benchmarks/kt_paired_table.py --must-shows --shared-seeds \
+        --new benchmarks/results/gpr/kt-loo40/runs.csv:GPR-loo40 \
+        --peer-runs benchmarks/results/peers/kt-40/seeds1-20.csv \
+        benchmarks/results/peers/kt-smac/runs.csv
 """
 
 from __future__ import annotations
@@ -158,10 +166,21 @@ def main() -> None:
         "default against each table's best peer and the bound on its worst run",
     )
     parser.add_argument("--plot", help="with --must-shows: draw the table to this file")
+    parser.add_argument(
+        "--shared-seeds",
+        action="store_true",
+        help="with --must-shows: per table, only the seeds that the default and every peer "
+        "ran (a peer run on fewer seeds than the others)",
+    )
     args = parser.parse_args()
     new = _read(args.new)
+    if args.shared_seeds and not args.must_shows:
+        parser.error("--shared-seeds goes with --must-shows")
     if args.must_shows:  # a run in several --new files: the first file's
-        must_shows(new.drop_duplicates(["problem", "seed"]), _read(args.peer_runs), args.plot)
+        new, peers = new.drop_duplicates(["problem", "seed"]), _read(args.peer_runs)
+        if args.shared_seeds:
+            new, peers = _shared_seeds(new, peers)
+        must_shows(new, peers, args.plot)
         return
     new = new[new.label == args.new_label] if args.new_label else new
     if args.base:
@@ -315,6 +334,21 @@ def _plot_must_shows(mine: pd.DataFrame, best: dict, path: str) -> None:
         ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+
+
+def _shared_seeds(mine: pd.DataFrame, peers: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per table, the rows of the seeds that ``mine`` and every label of ``peers`` ran."""
+    keep = set()
+    for table, rows in peers.groupby("problem"):
+        seeds = set(mine.seed[mine.problem == table])
+        for _, runs in rows.groupby("label"):
+            seeds &= set(runs.seed)
+        keep |= {(table, seed) for seed in seeds}
+
+    def kept(rows: pd.DataFrame) -> pd.DataFrame:
+        return rows[[(t, s) in keep for t, s in zip(rows.problem, rows.seed, strict=True)]]
+
+    return kept(mine), kept(peers)
 
 
 def _read(paths: list[str]) -> pd.DataFrame:
