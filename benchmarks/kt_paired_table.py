@@ -214,12 +214,12 @@ def main() -> None:
             x, y = a.loc[seeds, f"slowdown_{budget}"], b.loc[seeds, f"slowdown_{budget}"]
             p = compare_paired(y, x).p_value
             if budget == 60:
-                cells += [f"{x.mean():.3f}", f"{y.mean():.3f}", f"{p:.2f}"]
+                cells += [f"{x.mean():.3f}", f"{y.mean():.3f}", f"{p:.2g}"]
             else:
                 cells += [
                     f"{x.mean():.4f} ({x.max():.3f})",
                     f"{y.mean():.4f} ({y.max():.3f})",
-                    f"{p:.2f}",
+                    f"{p:.2g}",
                     f"{(y < x).sum()} / {(y > x).sum()}",
                 ]
                 counts["better"] += int((y < x).sum())
