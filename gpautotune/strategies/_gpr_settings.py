@@ -185,6 +185,13 @@ class GPRSettings(StrategySettings):
             one level of its own, any number of them moved at once (Kernel Tuner's
             ``adjacent`` neighbours; at most 20,000, a seeded sample of them beyond;
             :meth:`Space.adjacent_index`). Default off.
+        poll_levels: which levels of an ordered parameter a polling escape looks at:
+            ``any`` (default), every unmeasured level; ``nearest``, on each side of the
+            best configuration's level the nearest unmeasured one (a compass poll's
+            step: LCB with a bold ``stall_kappa`` otherwise tends to pick the level the
+            model knows least, often the farthest); ``alternate``, ``nearest`` on the
+            first, third, ... escape since the best was found and ``any`` on the others.
+            Categorical parameters (no order) and real ones keep every move.
         polish: the share of the run's budget (the last evaluations; only when the run
             gives the strategy its budget) in which the escapes follow one another: from
             ``stall`` measurements after the best on, every step polls a one-parameter
@@ -303,6 +310,7 @@ class GPRSettings(StrategySettings):
         "max_iter_warm",
         "poll_pairs",
         "poll_adjacent",
+        "poll_levels",
         "restart_after",
         "restart_init",
         "restart_rule",
@@ -350,6 +358,7 @@ class GPRSettings(StrategySettings):
     escape: Literal["coverage", "cycle", "far", "lcb", "poll", "rotate"] = "rotate"
     poll_pairs: bool = False
     poll_adjacent: bool = False
+    poll_levels: Literal["alternate", "any", "nearest"] = "any"
     polish: Annotated[float, Field(ge=0, lt=1)] = 0.0
     restart_after: PositiveInt | None = None
     restart_init: PositiveInt | None = None

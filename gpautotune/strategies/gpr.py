@@ -30,6 +30,8 @@ The seeds' method (seed 003 §4.2, figure 13.4), on BoTorch/GPyTorch:
    all 200 Laplacian replay runs end within 0.6% of the optimum at 120 evaluations
    (docs/benchmarks/gpr.md). With ``polish`` (default 0), in the budget's last share the
    escapes follow one another until the best configuration's moves are all measured.
+   With ``poll_levels="nearest"`` (default ``any``) a poll looks only at the nearest
+   unmeasured level on each side of an ordered parameter's.
    With ``restart_after`` (default off), a run whose best has not moved for that many
    measurements begins a new lineage: a fresh design, then GPs fitted to its trials only.
 
@@ -1009,11 +1011,37 @@ class GPRStrategy(Strategy):
             if not len(moves) and self.options.poll_adjacent:
                 return self._wider_moves(self.space.adjacent_index, row, 0xAD7), "adjacent"
             return moves, "poll"
+        if self._nearest_poll(best):
+            moves = self._nearest_levels(moves, row)
         if self.options.escape not in ("rotate", "cycle", "far", "coverage"):
             return moves, "poll"
         along = np.argmax(moves != row, axis=1)  # the one parameter each move changes
         polled = self._polled(best)
         return moves[polled[along] == polled[along].min()], "poll"
+
+    def _nearest_poll(self, best: Trial) -> bool:
+        """Whether this poll keeps only the nearest levels (``poll_levels``): always with
+        ``nearest``; with ``alternate``, on the first, third, ... escape since ``best``."""
+        if self.options.poll_levels == "alternate":
+            since = next((i for i, t in enumerate(self.trials) if t is best), len(self.trials))
+            return sum(i > since for i in self.escapes) % 2 == 0
+        return self.options.poll_levels == "nearest"
+
+    def _nearest_levels(self, moves: np.ndarray, row: np.ndarray) -> np.ndarray:
+        """Of the one-parameter ``moves`` of the index ``row``, those along an ordered
+        discrete parameter that are the nearest to its level on their side (below or
+        above), and every move along another parameter (categorical or real)."""
+        along = np.argmax(moves != row, axis=1)
+        offset = moves[np.arange(len(moves)), along] - row[along]
+        ordered = np.array(
+            [p.is_discrete and not isinstance(p, Categorical) for p in self.space.parameters]
+        )
+        keep = ~ordered[along]
+        side = 2 * along + (offset > 0)
+        for s in np.unique(side[ordered[along]]):
+            mask = side == s
+            keep |= mask & (np.abs(offset) == np.abs(offset[mask]).min())
+        return moves[keep]
 
     def _moves(self, row: np.ndarray) -> np.ndarray:
         """The valid configurations one parameter away from the index ``row``, each once:

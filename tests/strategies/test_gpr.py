@@ -672,6 +672,57 @@ def test_far_escapes_alternate_with_polls():
     assert sum(m == 1 for m in moved[0::2]) >= len(moved[0::2]) - 1, moved  # polls, bar the end
 
 
+def _level_skips(trials: list[Trial], poll_levels: str) -> list[tuple[int, bool]]:
+    """Per polling escape of a run on :class:`_Box` with ``poll_levels``: how many escapes
+    since the best came before it, and whether it skipped an unmeasured level of the
+    parameter it moved (one between the best configuration's level and its own)."""
+    out = []
+    for i, t in enumerate(trials):
+        if not _escape(t) or _pick(t).picked_from != "poll":
+            continue
+        found, best = min(
+            ((j, u) for j, u in enumerate(trials[:i]) if u.ok), key=lambda ju: ju[1].value
+        )
+        (name,) = [k for k in best.config if t.config[k] != best.config[k]]
+        lo, hi = sorted((best.config[name], t.config[name]))
+        seen = [u.config for u in trials[:i]]
+        skipped = any({**best.config, name: v} not in seen for v in range(lo + 1, hi))
+        out.append((sum(_escape(u) for u in trials[found + 1 : i]), skipped))
+    return out
+
+
+@pytest.mark.parametrize("poll_levels", ["any", "nearest", "alternate"])
+def test_nearest_polls_step_to_the_next_unmeasured_level(poll_levels):
+    """With ``poll_levels="nearest"`` a polling escape moves its parameter to the nearest
+    unmeasured level on one side of the best configuration's; with ``"alternate"`` the
+    first, third, ... escapes since the best do; with ``"any"`` (the default) the bold
+    LCB of this run skips levels."""
+    options = {"n_init": 4, "restarts": 0, "stall": 2, "poll_levels": poll_levels}
+    trials = tune(_Box(), "gpr", 60, seed=1, strategy_options=options).trials
+    polls = _level_skips(trials, poll_levels)
+    assert len(polls) >= 6
+    if poll_levels == "any":
+        assert any(skipped for _, skipped in polls), polls
+    else:
+        nearest = [s for k, s in polls if poll_levels == "nearest" or k % 2 == 0]
+        assert nearest and not any(nearest), polls
+        if poll_levels == "alternate":
+            assert any(s for k, s in polls if k % 2 == 1), polls
+
+
+def test_nearest_levels_keep_every_level_of_a_categorical():
+    """The nearest-level filter keeps the nearest unmeasured level on each side along an
+    ordered parameter and every move along a categorical one (no order to be near in)."""
+    space = Space(
+        [Categorical("layout", ("a", "b", "c", "d")), IntRange("tile", 0, 7)], name="mixed"
+    )
+    strategy = make_strategy("gpr", space, seed=0, poll_levels="nearest")
+    row = np.array([1, 3])
+    moves = np.array([[0, 3], [2, 3], [3, 3], [1, 0], [1, 1], [1, 5], [1, 7]])
+    kept = strategy._nearest_levels(moves, row)
+    assert kept.tolist() == [[0, 3], [2, 3], [3, 3], [1, 1], [1, 5]]
+
+
 def _told_gpr(problem: Problem, n: int, seed: int = 4) -> GPRStrategy:
     """A GPR strategy told its first ``n`` proposals (asked one at a time)."""
     strategy = make_strategy("gpr", problem.space, seed=seed, **FAST)
