@@ -994,8 +994,9 @@ class GPRStrategy(Strategy):
         return TrustRegion.inside(self._numeric(rows), center, side)
 
     def _poll_set(self, ok: Sequence[Trial]) -> tuple[np.ndarray, str]:
-        """Unmeasured valid configurations one parameter away (any level) from the best;
-        with ``escape="rotate"``, ``"far"``, ``"coverage"`` or ``"cycle"`` only along the
+        """Unmeasured valid configurations one parameter away from the best (any level, or
+        the nearest ones as ``poll_levels`` asks: :meth:`_nearest_levels`); with
+        ``escape="rotate"``, ``"far"``, ``"coverage"`` or ``"cycle"`` only along the
         parameters the escapes polled least often (:meth:`_polled`). Where none is left,
         its pair or adjacent moves as ``poll_pairs`` and ``poll_adjacent`` ask. With the
         moves, the source their picks record: ``poll`` (one or two parameters) or
