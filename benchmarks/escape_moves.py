@@ -9,8 +9,8 @@ slowdown, configuration) and each escape's move from the best configuration befo
 from __future__ import annotations
 
 import argparse
-import json
 
+from gpautotune.config import apply_overrides
 from gpautotune.problems.kt_cache import kt_cache_problem
 from gpautotune.strategies.gpr import ModelPick
 from gpautotune.tuner import tune
@@ -22,16 +22,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("seed", type=int)
     parser.add_argument("--budget", type=int, default=120)
     parser.add_argument(
-        "--option", action="append", default=[], help="a GPR option as NAME=VALUE (JSON value)"
+        "--option", action="append", default=[], help="a GPR option as KEY=VALUE (repeatable)"
     )
     args = parser.parse_args(argv)
-    options = {}
-    for item in args.option:
-        name, _, value = item.partition("=")
-        try:
-            options[name] = json.loads(value)
-        except json.JSONDecodeError:
-            options[name] = value
+    options = apply_overrides({}, args.option)  # YAML scalars; ConfigError names a bad one
     problem = kt_cache_problem(f"kt-caches/{args.problem}.json.gz")
     optimum = problem.optimum
     result = tune(problem, "gpr", args.budget, seed=args.seed, strategy_options=options)

@@ -1024,9 +1024,13 @@ class GPRStrategy(Strategy):
         """Whether this poll keeps only the nearest levels (``poll_levels``): always with
         ``nearest``; with ``alternate``, on the first, third, ... escape since ``best``."""
         if self.options.poll_levels == "alternate":
-            since = next((i for i, t in enumerate(self.trials) if t is best), len(self.trials))
-            return sum(i > since for i in self.escapes) % 2 == 0
+            return len(self._escapes_since(best)) % 2 == 0
         return self.options.poll_levels == "nearest"
+
+    def _escapes_since(self, best: Trial) -> list[int]:
+        """The positions of the escape steps' trials made after ``best`` was measured."""
+        since = next((i for i, t in enumerate(self.trials) if t is best), len(self.trials))
+        return [i for i in self.escapes if i > since]
 
     def _nearest_levels(self, moves: np.ndarray, row: np.ndarray) -> np.ndarray:
         """Of the one-parameter ``moves`` of the index ``row``, those along an ordered
@@ -1068,8 +1072,7 @@ class GPRStrategy(Strategy):
         parameter from the best configuration measured before it."""
         polled = np.zeros(self.space.dims, dtype=int)
         if self.options.escape in ("rotate", "far", "coverage"):
-            since = next((i for i, t in enumerate(self.trials) if t is best), len(self.trials))
-            escapes = [(i, best) for i in self.escapes if i > since]
+            escapes = [(i, best) for i in self._escapes_since(best)]
         else:
             escapes = [(i, _best(self.trials[:i])) for i in self.escapes]
         for i, then in escapes:
