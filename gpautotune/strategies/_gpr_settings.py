@@ -18,6 +18,7 @@ from pydantic import (
 
 from gpautotune.acquisition import PORTFOLIO, Acquisition, PoolSettings
 from gpautotune.exceptions import ConfigError
+from gpautotune.strategies._gpr_lineage import LineageRule
 from gpautotune.strategies._settings import StrategySettings, strategy_settings
 from gpautotune.surrogate import GPSettings, Kernel, KrigingSettings
 
@@ -460,6 +461,10 @@ class GPRSettings(StrategySettings):
             return (own,)
         variants = [own, *(dataclasses.replace(own, **VARIANTS[v]) for v in self.variants)]
         return tuple(v for i, v in enumerate(variants) if v not in variants[:i])
+
+    def lineage(self) -> LineageRule:
+        """When lineages begin and end: the ``restart_*`` options."""
+        return self._shared(LineageRule)
 
     def pool(self) -> PoolSettings:
         """The candidate pool's sizes: the options of the same names."""

@@ -49,7 +49,6 @@ ask whose trials were never stored).
 
 from __future__ import annotations
 
-import itertools
 import logging
 import time
 import warnings
@@ -76,14 +75,20 @@ from gpautotune.acquisition import (
 )
 from gpautotune.exceptions import ConfigError
 from gpautotune.space import (
-    Categorical,
-    Ordinal,
-    Parameter,
     Space,
     sample_index,
     valid_set_relations,
 )
 from gpautotune.strategies._base import Proposal, Strategy
+from gpautotune.strategies._gpr_escape import (
+    far_from_best,
+    least_covered,
+    nearest_levels,
+    one_parameter_moves,
+    polled_counts,
+)
+from gpautotune.strategies._gpr_inputs import ModelInputs, model_space
+from gpautotune.strategies._gpr_lineage import Lineages
 from gpautotune.strategies._gpr_records import ModelFit, ModelPick, model_fits
 from gpautotune.strategies._gpr_settings import GPRSettings
 from gpautotune.strategies._registry import register
@@ -121,21 +126,6 @@ DRAWN_ROWS = 2_000
 def _best(trials: Sequence[Trial]) -> Trial | None:
     """The best successful trial of ``trials`` (None when none succeeded)."""
     return min((t for t in trials if t.ok), key=lambda t: t.value, default=None)
-
-
-def _is_code(p: Parameter) -> bool:
-    """Whether an ordinal's levels are the codes 0, 1, ..., k-1 of k >= 3 choices (how a
-    tuning script numbers alternatives: methods, layouts), not quantities."""
-    return isinstance(p, Ordinal) and p.n_levels >= 3 and list(p.levels) == list(range(p.n_levels))
-
-
-def _model_space(space: Space, codes: str) -> Space:
-    """``space`` with its code ordinals categorical (``codes="categorical"``); ``space``
-    itself when there is none to change."""
-    coded = [p for p in space.parameters if _is_code(p)] if codes == "categorical" else []
-    if not coded:
-        return space
-    return space.retyped({p.name: Categorical(p.name, p.levels) for p in coded})
 
 
 @register("gpr")
@@ -183,17 +173,25 @@ class GPRStrategy(Strategy):
         )
         #: The space as the model sees it: with ``codes="categorical"``, ordinals whose
         #: levels are codes (0, 1, ..., k-1, k >= 3) are categorical there.
-        self.model_space = _model_space(space, o.codes)
-        #: Categorical parameters of more than two levels and their level counts: the
-        #: kernel sees them one-hot (unordered), not by their level index.
-        self._onehot = {
-            j: p.n_levels
-            for j, p in enumerate(self.model_space.parameters)
-            if isinstance(p, Categorical) and p.n_levels > 2
-        }
+        self.model_space = model_space(space, o.codes)
         # a trend formula is the user's: it reads the parameters as the space declares them
         trend_space = self.model_space if o.trend in SHORTCUTS else space
         self.basis = build_basis(o.trend, trend_space, inputs=self.extra_inputs)
+        reference = (  # the valid configurations, or a sample of 1,024, scale the inputs
+            self.pool.enumerated
+            if self.pool.exhaustive
+            else sample_index(space, 1024, seed=self.seed, max_raw=POOL_MAX_RAW, strict=False)
+        )
+        #: The GP's inputs of index rows (:meth:`features`).
+        self.gp_inputs = ModelInputs(
+            space,
+            self.model_space,
+            self.basis,
+            self.extra_inputs,
+            self.monomials,
+            o.inputs,
+            reference,
+        )
         self._portfolio = portfolio(o.portfolio)  # (acquisition, kappa) pairs of hedge
         #: The GPs ``model_choice`` chooses among (one with ``fixed``), and the one in use.
         self._gps = [self._surrogate(v) for v in o.gp_variants()]
@@ -204,13 +202,10 @@ class GPRStrategy(Strategy):
         self._designs: dict[int, np.ndarray] = {}
         #: Positions (in :attr:`trials`) of the trials that opened an escape step.
         self.escapes: list[int] = []
-        #: The run's segments, each (position it begins at, position its lineage's
-        #: trials begin at): a lineage's (``restart_after``), or the first lineage's
-        #: again after one that lasted ``restart_length``.
-        self._segments: list[tuple[int, int]] = [(0, 0)]
+        #: The run's lineages (``restart_after``; one by default).
+        self.lineages = Lineages(o.lineage(), self.n_init)
         #: The run's budget (:meth:`plan`; None when the caller gives none).
         self.budget: int | None = None
-        self._scale_inputs()
         self.screening = Screening(o.screen) if o.screen is not None else None
         #: The batch being measured with ``refit_every``: its first trial and its picks.
         self._batch: tuple[int, list[Proposal]] | None = None
@@ -228,36 +223,10 @@ class GPRStrategy(Strategy):
     def _surrogate(self, settings: GPSettings) -> GPSurrogate | KrigingSurrogate:
         """The model the ``model`` option names (a GP of ``settings``), over the
         parameters and extra inputs."""
-        onehot = sum(k - 1 for k in self._onehot.values())
-        dims = self.space.dims + onehot + len(self.extra_inputs) + len(self.monomials)
+        dims = self.gp_inputs.kernel_dims
         if self.options.model == "kriging":
             return KrigingSurrogate(self.options.kriging(), dims, len(self.basis))
         return GPSurrogate(settings, dims, len(self.basis))
-
-    def _scale_inputs(self) -> None:
-        """Centre and scale of the trend features and extra inputs, from the pool's valid
-        configurations or a sample of 1,024."""
-        reference = (
-            self.pool.enumerated
-            if self.pool.exhaustive
-            else sample_index(self.space, 1024, seed=self.seed, max_raw=POOL_MAX_RAW, strict=False)
-        )
-        cols = self.space.columns(reference)
-        h = self.basis(cols)
-        self._h_mean = h.mean(axis=0) if len(h) else np.zeros(len(self.basis))
-        self._h_scale = (
-            np.where(h.std(axis=0) > 0, h.std(axis=0), 1.0) if len(h) else np.ones(len(self.basis))
-        )
-        e = self._input_columns(cols, len(reference))
-        self._e_low = e.min(axis=0)
-        self._e_span = np.where(np.ptp(e, axis=0) > 0, np.ptp(e, axis=0), 1.0)
-
-    def _input_columns(self, cols: Any, rows: int) -> np.ndarray:
-        """The kernel's inputs besides the parameters, unscaled, one column each: the extra
-        inputs' values, then the log of each predicate monomial (``derived_inputs``)."""
-        columns = [np.asarray(cols[n], dtype=float) for n in self.extra_inputs]
-        columns += [m.log_values(cols) for m in self.monomials]
-        return np.column_stack(columns) if columns else np.zeros((rows, 0))
 
     def settings(self) -> dict[str, Any]:
         """The options, with ``n_init`` and ``extra_inputs`` resolved; ``screen`` only when
@@ -279,59 +248,18 @@ class GPRStrategy(Strategy):
 
     # ------------------------------------------------------------ features
     def features(self, index: np.ndarray) -> np.ndarray:
-        """GP inputs: encoded parameters, extra inputs and predicate monomials scaled to
-        [0, 1], then standardised trend features (the kernel sees the first three groups,
-        the trend the last)."""
-        parts = [self._positions(index)]
-        if self.extra_inputs or self.monomials or len(self.basis):
-            cols = self.space.columns(index)
-            if self.extra_inputs or self.monomials:
-                e = self._input_columns(cols, len(index))
-                parts.append((e - self._e_low) / self._e_span)
-            if len(self.basis):
-                parts.append((self.basis(cols) - self._h_mean) / self._h_scale)
-        return np.hstack(parts)
-
-    def _positions(self, index: np.ndarray) -> np.ndarray:
-        """The kernel's view of the parameters: the space's encoding, or (``inputs="values"``)
-        the parameters' values scaled linearly to [0, 1] over their levels (the seeds' R
-        models saw the values themselves); non-numeric levels keep their encoding. A
-        categorical of more than two levels is one-hot in both: one 0/1 column per level,
-        so that every two of its levels are equally far apart."""
-        encoded = self._numeric(index)
-        if not self._onehot:
-            return encoded
-        columns = []
-        for j in range(self.space.dims):
-            if j in self._onehot:
-                levels = np.asarray(index[:, j], dtype=np.int64)
-                columns.append(np.eye(self._onehot[j])[levels])
-            else:
-                columns.append(encoded[:, j : j + 1])
-        return np.hstack(columns)
-
-    def _numeric(self, index: np.ndarray) -> np.ndarray:
-        """One column per parameter: the space's encoding, or the values scaled to [0, 1]."""
-        encoded = self.space.encode(index)
-        if self.options.inputs == "encoded":
-            return encoded
-        for j, p in enumerate(self.space.parameters):
-            levels = np.asarray(getattr(p, "levels", ()))
-            if levels.dtype.kind in "biuf" and len(levels) > 1:
-                values = levels.astype(float)
-                span = np.ptp(values)
-                scaled = (values - values.min()) / span if span > 0 else values * 0
-                encoded[:, j] = scaled[index[:, j].astype(np.int64)]
-        return encoded
+        """GP inputs of the index rows ``index`` (:class:`ModelInputs`): the kernel's
+        columns (parameters, extra inputs, predicate monomials), then the trend's."""
+        return self.gp_inputs(index)
 
     # ------------------------------------------------------------- propose
     def _propose(self, n: int) -> list[Proposal]:
-        start = self._lineage_start(len(self.trials))
-        done, size = len(self.trials) - start, self._design_size(start)
+        start = self.lineages.start(len(self.trials))
+        done, size = len(self.trials) - start, self.lineages.design_size(start)
         if done < size:
             initial = self._initial(min(n, size - done), start)
             if len(initial):
-                return self.proposals(initial, source="initial", **self._lineage_info(start))
+                return self.proposals(initial, source="initial", **self.lineages.info(start))
         if sum(t.ok for t in self.trials[start:]) < 2:
             return self._space_filling(n, reason="fewer than 2 successful measurements")
         try:
@@ -351,7 +279,7 @@ class GPRStrategy(Strategy):
                 self.space, self.n_init, method=self.options.init_method, seed=self.seed
             )
         elif design is None:
-            size = self._design_size(start)
+            size = self.lineages.design_size(start)
             drawn = sample_index(
                 self.space,
                 size + start,
@@ -365,60 +293,11 @@ class GPRStrategy(Strategy):
         fresh = design[~self.is_seen(design)]
         return fresh[:n]
 
-    def _design_size(self, start: int) -> int:
-        """The initial design's size of the lineage that begins at ``start``: ``n_init``
-        for the first, ``restart_init`` (default ``n_init``) for the others."""
-        return self.n_init if start == 0 else self.options.restart_init or self.n_init
-
-    def _lineage_start(self, step: int) -> int:
-        """Where the trials of the lineage of the step at ``step`` trials begin
-        (``restart_after``; 0, every trial, by default)."""
-        return max(segment for segment in self._segments if segment[0] <= step)[1]
-
-    def _later_lineages(self, upto: float = np.inf) -> int:
-        """How many later lineages began (those whose trials begin by ``upto``)."""
-        return sum(1 for _, first in self._segments if 0 < first <= upto)
-
-    def _lineage_info(self, start: int) -> dict[str, int]:
-        """The info a pick of the lineage whose trials begin at ``start`` records: its
-        number (1 for the first later lineage, ...); nothing for the run's own."""
-        return {"lineage": self._later_lineages(start)} if start else {}
-
-    def _next_segment(self, i: int) -> tuple[int, int] | None:
-        """The segment that begins after the trial at position ``i``, if one does: the
-        first lineage again once a later one has lasted ``restart_length`` trials; a new
-        lineage once the current one's initial design is measured and ``restart_after``
-        measurements (since the segment began) went by without a new best in it, with
-        ``restart_rule="local_minimum"`` measurements after its design, and only once
-        every one-parameter move of its best is measured (``restart_share`` of them);
-        none before the ``restart_from`` share of the budget, nor after
-        ``restart_count`` lineages. Read from the trials up to ``i``, so that a resumed
-        run begins its segments where the first did."""
-        after = self.options.restart_after
-        if after is None:
-            return None
-        begin, first = self._segments[-1]
-        length = self.options.restart_length
-        if first and length is not None:
-            return (i + 1, 0) if i + 1 - begin >= length else None
-        if self.budget is not None and i + 1 < self.options.restart_from * self.budget:
-            return None
-        count = self.options.restart_count
-        if count is not None and self._later_lineages() >= count:
-            return None
-        lineage, size = self.trials[first : i + 1], self._design_size(first)
-        if len(lineage) < size:
-            return None
-        ok = [(t.value, j) for j, t in enumerate(lineage) if t.ok]
-        found = min(ok)[1] if ok else 0
-        since = len(lineage) - 1 - max(found, begin - first - 1)
-        if self.options.restart_rule == "stall":
-            return (i + 1, i + 1) if since >= after else None
-        if min(since, len(lineage) - size) < after or not ok:  # after the design too
-            return None
-        moves = self._moves(self.space.to_index([lineage[found].config])[0])
-        share = self._seen_among(self.trials[: i + 1])(moves).mean() if len(moves) else 1.0
-        return (i + 1, i + 1) if share >= self.options.restart_share else None
+    def _polled_share(self, best: Trial, trials: Sequence[Trial]) -> float:
+        """The share of ``best``'s one-parameter moves that ``trials`` measured (1 where it
+        has none): how far along a pattern-search poll of it is."""
+        moves = one_parameter_moves(self.space, self.space.to_index([best.config])[0])
+        return float(self._seen_among(trials)(moves).mean()) if len(moves) else 1.0
 
     def _space_filling(self, n: int, reason: str) -> list[Proposal]:
         step = len(self.trials)
@@ -499,7 +378,7 @@ class GPRStrategy(Strategy):
         With ``restart_after``, only the trials of the step's lineage are fitted."""
         batch = step is not None
         step = len(self.trials) if step is None else step
-        start = self._lineage_start(step)
+        start = self.lineages.start(step)
         trials = self.trials[start:step]  # the lineage's (``restart_after``): all by default
         # the steps of the picks still being evaluated count too (asynchronous workers)
         pending = [] if batch else self.pending_proposals
@@ -548,7 +427,7 @@ class GPRStrategy(Strategy):
             "noise": report.noise,
             "pool": counts,
             "n_train": len(y),
-            **self._lineage_info(start),
+            **self.lineages.info(start),
             **({"trust": side} if side is not None else {}),
             **({"loo": loo} if loo is not None else {}),
             **fit.info(),
@@ -649,7 +528,7 @@ class GPRStrategy(Strategy):
             return scorer
 
         poll, polled = (
-            self._poll_set([t for t in self.trials[self._lineage_start(step) :] if t.ok])
+            self._poll_set([t for t in self.trials[self.lineages.start(step) :] if t.ok])
             if escape and not far and o.escape != "lcb"
             else (np.empty((0, self.space.dims)), "")
         )
@@ -759,7 +638,7 @@ class GPRStrategy(Strategy):
         _log.info("GPR: replaying %d model steps to rebuild the pool's backlog", len(steps))
         self.pool.clear_backlog()
         for fit in steps:
-            trials = self.trials[self._lineage_start(fit.step) : fit.step]
+            trials = self.trials[self.lineages.start(fit.step) : fit.step]
             self.gp, _, y = self.restored(fit)
             pending = np.asarray(fit.pending, dtype=float).reshape(-1, self.space.dims)
             seen = self._seen_among(self.trials[: fit.step], pending)
@@ -776,7 +655,7 @@ class GPRStrategy(Strategy):
         """The model the step ``fit`` used, restored from the hyperparameters it recorded
         on the trials of its lineage before it (no refit), with its training inputs and
         values."""
-        X, y = self._training_data(self.trials[self._lineage_start(fit.step) : fit.step])
+        X, y = self._training_data(self.trials[self.lineages.start(fit.step) : fit.step])
         gp = self._gp_of(fit)
         gp.restore(X, y, fit.hyperparameters)
         return gp, X, y
@@ -814,9 +693,7 @@ class GPRStrategy(Strategy):
             pick = ModelPick.of(trial.info)
             if pick is not None and pick.escape:
                 self.escapes.append(i)
-            segment = self._next_segment(i)
-            if segment is not None:
-                self._segments.append(segment)
+            self.lineages.observe(self.trials, i, self.budget, self._polled_share)
 
     # ---------------------------------------------------------- feasibility
     def _feasibility_model(self, trials: Sequence[Trial]) -> Any:
@@ -843,7 +720,7 @@ class GPRStrategy(Strategy):
         trials = self.trials[:step]
         if self.options.stall is None:
             return False
-        start = self._lineage_start(len(trials))
+        start = self.lineages.start(len(trials))
         ok = [(t.value, i) for i, t in enumerate(trials) if t.ok and i >= start]
         escaping = (ModelPick.of(p.info) for p in pending)
         if not ok or any(pick is not None and pick.escape for pick in escaping):
@@ -874,42 +751,13 @@ class GPRStrategy(Strategy):
         self, rows: np.ndarray, sources: np.ndarray, trials: Sequence[Trial]
     ) -> np.ndarray:
         """A mask of the pool's ``rows`` an alternate escape (:meth:`_far_escape`) picks
-        among: far from the best with ``escape="far"``, else in the least measured cell."""
+        among: far from the best of ``trials`` with ``escape="far"``, else in the least
+        measured cell (:mod:`gpautotune.strategies._gpr_escape`)."""
         if self.options.escape == "far":
-            return self._far_from_best(rows, trials)
-        return self._least_covered(rows, trials, rows[sources == "sample"])
-
-    def _far_from_best(self, rows: np.ndarray, trials: Sequence[Trial]) -> np.ndarray:
-        """A mask of the ``rows`` that differ from the best of ``trials`` in at least half
-        of the parameters."""
-        best = _best(trials)
-        row = self.space.to_index([best.config])[0]
-        return (rows != row).sum(axis=1) >= (self.space.dims + 1) // 2
-
-    def _least_covered(
-        self, rows: np.ndarray, trials: Sequence[Trial], sample: np.ndarray
-    ) -> np.ndarray:
-        """A mask of the ``rows`` in the *cell* (two discrete parameters at one level each)
-        that ``trials`` measured least against its share of the space: the largest
-        shortfall of measurements from that share, the share read from the pool's
-        space-filling ``sample`` (from ``rows`` where it has none)."""
-        sample = sample if len(sample) else rows
+            best = self.space.to_index([_best(trials).config])[0]
+            return far_from_best(self.space, rows, best)
         measured = self.space.to_index([t.config for t in trials])
-        discrete = [j for j, p in enumerate(self.space.parameters) if p.is_discrete]
-        best, keep = 0.0, np.ones(len(rows), dtype=bool)
-        for a, b in itertools.combinations(discrete, 2):
-            width = self.space.parameters[b].n_levels
-            cells = (rows[:, a] * width + rows[:, b]).astype(int)
-            drawn = (sample[:, a] * width + sample[:, b]).astype(int)
-            seen = (measured[:, a] * width + measured[:, b]).astype(int)
-            size = self.space.parameters[a].n_levels * width
-            share = np.bincount(drawn, minlength=size) / len(sample)
-            shortfall = len(measured) * share - np.bincount(seen, minlength=size)
-            shortfall[np.bincount(cells, minlength=size) == 0] = -np.inf  # nothing to pick
-            cell = int(np.argmax(shortfall))
-            if shortfall[cell] > best:
-                best, keep = float(shortfall[cell]), cells == cell
-        return keep
+        return least_covered(self.space, rows, measured, rows[sources == "sample"])
 
     def _thompson(self, step: int) -> bool:
         """With ``thompson_every``, whether the model step at ``step`` trials draws its
@@ -990,12 +838,12 @@ class GPRStrategy(Strategy):
         best = _best(trials)
         if best is None:
             return np.ones(len(rows), dtype=bool)
-        center = self._numeric(self.space.to_index([best.config]))[0]
-        return TrustRegion.inside(self._numeric(rows), center, side)
+        center = self.gp_inputs.numeric(self.space.to_index([best.config]))[0]
+        return TrustRegion.inside(self.gp_inputs.numeric(rows), center, side)
 
     def _poll_set(self, ok: Sequence[Trial]) -> tuple[np.ndarray, str]:
         """Unmeasured valid configurations one parameter away from the best (any level, or
-        the nearest ones as ``poll_levels`` asks: :meth:`_nearest_levels`); with
+        the nearest ones as ``poll_levels`` asks: :func:`nearest_levels`); with
         ``escape="rotate"``, ``"far"``, ``"coverage"`` or ``"cycle"`` only along the
         parameters the escapes polled least often (:meth:`_polled`). Where none is left,
         its pair or adjacent moves as ``poll_pairs`` and ``poll_adjacent`` ask. With the
@@ -1003,7 +851,7 @@ class GPRStrategy(Strategy):
         ``adjacent``."""
         best = _best(ok)
         row = self.space.to_index([best.config])[0]
-        moves = self._moves(row)
+        moves = one_parameter_moves(self.space, row)
         if len(moves):
             moves = moves[~self.is_seen(moves)]
         if not len(moves):  # a complete poll: wider moves, if asked for, else the pool
@@ -1013,7 +861,7 @@ class GPRStrategy(Strategy):
                 return self._wider_moves(self.space.adjacent_index, row, 0xAD7), "adjacent"
             return moves, "poll"
         if self._nearest_poll(best):
-            moves = self._nearest_levels(moves, row)
+            moves = nearest_levels(self.space, moves, row)
         if self.options.escape not in ("rotate", "cycle", "far", "coverage"):
             return moves, "poll"
         along = np.argmax(moves != row, axis=1)  # the one parameter each move changes
@@ -1032,32 +880,6 @@ class GPRStrategy(Strategy):
         since = next((i for i, t in enumerate(self.trials) if t is best), len(self.trials))
         return [i for i in self.escapes if i > since]
 
-    def _nearest_levels(self, moves: np.ndarray, row: np.ndarray) -> np.ndarray:
-        """Of the one-parameter ``moves`` of the index ``row``, those along an ordered
-        discrete parameter that are the nearest to its level on their side (below or
-        above), and every move along another parameter (categorical or real)."""
-        along = np.argmax(moves != row, axis=1)
-        offset = moves[np.arange(len(moves)), along] - row[along]
-        ordered = np.array(
-            [p.is_discrete and not isinstance(p, Categorical) for p in self.space.parameters]
-        )
-        keep = ~ordered[along]
-        side = 2 * along + (offset > 0)
-        for s in np.unique(side[ordered[along]]):
-            mask = side == s
-            keep |= mask & (np.abs(offset) == np.abs(offset[mask]).min())
-        return moves[keep]
-
-    def _moves(self, row: np.ndarray) -> np.ndarray:
-        """The valid configurations one parameter away from the index ``row``, each once:
-        every level of a discrete parameter, real ones in 5% steps across the range."""
-        radius = max([p.n_levels - 1 for p in self.space.parameters if p.is_discrete] + [20])
-        moves = self.space.neighbor_index(row, radius)
-        if len(moves):
-            _, first = np.unique(self.space.row_keys(moves), return_index=True)
-            moves = moves[np.sort(first)]
-        return moves
-
     def _wider_moves(self, moves_of: Callable, row: np.ndarray, salt: int) -> np.ndarray:
         """The unmeasured ones of ``moves_of(row, limit, seed)`` (:meth:`Space.pair_index`
         or :meth:`Space.adjacent_index`): from a seeded sample of ``WIDER_MOVES_MAX``
@@ -1070,18 +892,12 @@ class GPRStrategy(Strategy):
         ``"far"``, ``"coverage"``), the escapes since ``best`` was found, each a move of one
         parameter from it; with ``"cycle"``, every escape of the run, each a move of one
         parameter from the best configuration measured before it."""
-        polled = np.zeros(self.space.dims, dtype=int)
         if self.options.escape in ("rotate", "far", "coverage"):
             escapes = [(i, best) for i in self._escapes_since(best)]
         else:
             escapes = [(i, _best(self.trials[:i])) for i in self.escapes]
-        for i, then in escapes:
-            if then is None:
-                continue
-            rows = self.space.to_index([self.trials[i].config, then.config])
-            changed = np.flatnonzero(rows[0] != rows[1])
-            polled[changed] += len(changed) == 1
-        return polled
+        pairs = ((self.trials[i].config, then.config) for i, then in escapes if then is not None)
+        return polled_counts(self.space, pairs)
 
     def _success(self, rows: np.ndarray, feasible: Any) -> np.ndarray | None:
         """The classifier's probabilities that ``rows`` run (None without a classifier)."""

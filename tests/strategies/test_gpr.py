@@ -503,25 +503,6 @@ def test_a_complete_poll_goes_on_to_adjacent_moves():
     assert diagonal
 
 
-def test_a_coverage_escape_looks_in_the_least_measured_cell():
-    """``escape="coverage"`` keeps the pool's rows in the two-parameter cell whose
-    measurements fall furthest short of its share of the space."""
-    space = Space([IntRange("a", 0, 2), IntRange("b", 0, 2), IntRange("c", 0, 1)])
-    strategy = GPRStrategy(space, seed=0, escape="coverage")
-    trials = [
-        Trial(i, {"a": a, "b": b, "c": 0}, Measurement.success(1.0 + i))
-        for i, (a, b) in enumerate((a, b) for a in range(3) for b in range(3))
-    ]
-    rows = space.to_index([{"a": a, "b": b, "c": 1} for a in range(3) for b in range(3)])
-    keep = strategy._least_covered(rows, trials, np.empty((0, 3)))
-    # every (a, b) cell was measured once, as its share asks; no c = 1 cell was
-    assert (rows[keep, 2] == 1).all() and len(set(rows[keep, 0])) == 1
-    assert keep.sum() == 3
-    trials.append(Trial(9, {"a": 0, "b": 0, "c": 1}, Measurement.success(1.0)))
-    again = strategy._least_covered(rows, trials, np.empty((0, 3)))
-    assert rows[again, 0].min() > 0  # the cell a = 0, c = 1 is measured now
-
-
 class _Box(Problem):
     """Three parameters whose best corner is far from the early points, so that the run
     stalls often and escapes poll the same best configuration several times."""
@@ -708,19 +689,6 @@ def test_nearest_polls_step_to_the_next_unmeasured_level(poll_levels):
         assert nearest and not any(nearest), polls
         if poll_levels == "alternate":
             assert any(s for k, s in polls if k % 2 == 1), polls
-
-
-def test_nearest_levels_keep_every_level_of_a_categorical():
-    """The nearest-level filter keeps the nearest unmeasured level on each side along an
-    ordered parameter and every move along a categorical one (no order to be near in)."""
-    space = Space(
-        [Categorical("layout", ("a", "b", "c", "d")), IntRange("tile", 0, 7)], name="mixed"
-    )
-    strategy = make_strategy("gpr", space, seed=0, poll_levels="nearest")
-    row = np.array([1, 3])
-    moves = np.array([[0, 3], [2, 3], [3, 3], [1, 0], [1, 1], [1, 5], [1, 7]])
-    kept = strategy._nearest_levels(moves, row)
-    assert kept.tolist() == [[0, 3], [2, 3], [3, 3], [1, 1], [1, 5]]
 
 
 def _told_gpr(problem: Problem, n: int, seed: int = 4) -> GPRStrategy:

@@ -1,0 +1,73 @@
+import itertools
+
+import numpy as np
+
+from gpautotune.space import Categorical, IntRange, Space
+from gpautotune.strategies._gpr_escape import (
+    far_from_best,
+    least_covered,
+    nearest_levels,
+    one_parameter_moves,
+    polled_counts,
+)
+
+
+def test_one_parameter_moves_are_every_valid_level_of_one_parameter_once():
+    """The poll's moves are the valid configurations that differ from the row in exactly
+    one parameter, at any level (not only the adjacent ones), each listed once."""
+    space = Space([IntRange("a", 0, 5), IntRange("b", 0, 5), IntRange("c", 0, 2)], ["a + b <= 6"])
+    row = np.array([1, 2, 1])
+    moves = one_parameter_moves(space, row)
+    expected = {
+        (a, b, c)
+        for a, b, c in itertools.product(range(6), range(6), range(3))
+        if a + b <= 6 and sum(x != y for x, y in zip((a, b, c), row, strict=True)) == 1
+    }
+    assert len(moves) == len(expected)
+    assert {tuple(int(v) for v in m) for m in moves} == expected
+
+
+def test_nearest_levels_keep_every_level_of_a_categorical():
+    """The nearest-level filter keeps the nearest unmeasured level on each side along an
+    ordered parameter and every move along a categorical one (no order to be near in)."""
+    space = Space(
+        [Categorical("layout", ("a", "b", "c", "d")), IntRange("tile", 0, 7)], name="mixed"
+    )
+    row = np.array([1, 3])
+    moves = np.array([[0, 3], [2, 3], [3, 3], [1, 0], [1, 1], [1, 5], [1, 7]])
+    kept = nearest_levels(space, moves, row)
+    assert kept.tolist() == [[0, 3], [2, 3], [3, 3], [1, 1], [1, 5]]
+
+
+def test_polled_counts_count_one_parameter_moves_only():
+    """An escape counts for the one parameter it moved; a move of two parameters (a poll
+    from an older best) counts for neither."""
+    space = Space([IntRange("a", 0, 3), IntRange("b", 0, 3), IntRange("c", 0, 3)])
+    best = {"a": 1, "b": 1, "c": 1}
+    escapes = [
+        ({"a": 2, "b": 1, "c": 1}, best),
+        ({"a": 0, "b": 1, "c": 1}, best),
+        ({"a": 1, "b": 1, "c": 3}, best),
+        ({"a": 3, "b": 3, "c": 1}, best),
+    ]
+    assert polled_counts(space, escapes).tolist() == [2, 0, 1]
+
+
+def test_far_from_best_keeps_rows_that_differ_in_half_the_parameters():
+    space = Space([IntRange(n, 0, 3) for n in "abc"])
+    rows = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [1, 1, 1]])
+    assert far_from_best(space, rows, np.array([0, 0, 0])).tolist() == [False, False, True, True]
+
+
+def test_a_coverage_escape_looks_in_the_least_measured_cell():
+    """The coverage escape keeps the pool's rows in the two-parameter cell whose
+    measurements fall furthest short of its share of the space."""
+    space = Space([IntRange("a", 0, 2), IntRange("b", 0, 2), IntRange("c", 0, 1)])
+    measured = np.array([[a, b, 0] for a in range(3) for b in range(3)])
+    rows = np.array([[a, b, 1] for a in range(3) for b in range(3)])
+    keep = least_covered(space, rows, measured, np.empty((0, 3)))
+    # every (a, b) cell was measured once, as its share asks; no c = 1 cell was
+    assert (rows[keep, 2] == 1).all() and len(set(rows[keep, 0])) == 1
+    assert keep.sum() == 3
+    again = least_covered(space, rows, np.vstack([measured, [0, 0, 1]]), np.empty((0, 3)))
+    assert rows[again, 0].min() > 0  # the cell a = 0, c = 1 is measured now
