@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import logging
 import time
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -61,7 +60,6 @@ from scipy.special import logsumexp
 
 from gpautotune.acquisition import (
     POOL_MAX_RAW,
-    Acquisition,
     CandidatePool,
     HedgeStep,
     TrustRegion,
@@ -86,6 +84,12 @@ from gpautotune.strategies._gpr_escape import (
     nearest_levels,
     one_parameter_moves,
     polled_counts,
+)
+from gpautotune.strategies._gpr_feasibility import (
+    feasibility_model,
+    likely_to_run,
+    success,
+    weigh,
 )
 from gpautotune.strategies._gpr_inputs import ModelInputs, model_space
 from gpautotune.strategies._gpr_lineage import Lineages
@@ -488,7 +492,9 @@ class GPRStrategy(Strategy):
         is every portfolio acquisition's best row of the first scoring (its nominee). With
         a trust region's ``side``, only the pool's rows in its box are kept, if any."""
         best_f = float(self.gp.transform(y).min())
-        feasible = self._feasibility_model(self.trials[:step])  # every lineage's failures
+        feasible = (  # every lineage's failures
+            feasibility_model(self.space, self.trials[:step]) if self.options.feasibility else None
+        )
         model = self.gp.model
         if len(pending):
             model, best_f = self._believe(model, pending, best_f)
@@ -516,10 +522,10 @@ class GPRStrategy(Strategy):
             kinds = [k for k, _ in acquisitions]
 
             def scorer(r: np.ndarray) -> np.ndarray:
-                p = self._success(r, feasible)
+                p = success(self.space, r, feasible)
                 with torch_threads(self._score_threads):
                     values = score_many(acqfs, self.features(r))
-                weighted = [self._weight(v, p, k) for v, k in zip(values, kinds, strict=True)]
+                weighted = [weigh(v, p, k) for v, k in zip(values, kinds, strict=True)]
                 if record is None:
                     return weighted[0]
                 record.append(np.column_stack(weighted))
@@ -591,13 +597,13 @@ class GPRStrategy(Strategy):
             return scores
         o = self.options
         rng = np.random.default_rng([self.seed or 0, step, 0x1A9])
-        features, p = self.features(rows[top]), self._success(rows[top], feasible)
+        features, p = self.features(rows[top]), success(self.space, rows[top], feasible)
         drawn = []
         for values in lengthscale_draws(model, o.lengthscale_draws, rng):
             with lengthscales(model, values):
                 acqf = make_acquisition(o.acquisition, model, best_f, o.kappa)
                 with torch_threads(self._score_threads):
-                    drawn.append(self._weight(score_many([acqf], features)[0], p, o.acquisition))
+                    drawn.append(weigh(score_many([acqf], features)[0], p, o.acquisition))
         values = np.vstack(drawn)
         if o.acquisition in ("logei", "pi"):  # logs: the log of the mean
             mean = logsumexp(values, axis=0) - np.log(len(values))
@@ -695,22 +701,6 @@ class GPRStrategy(Strategy):
                 self.escapes.append(i)
             self.lineages.observe(self.trials, i, self.budget, self._polled_share)
 
-    # ---------------------------------------------------------- feasibility
-    def _feasibility_model(self, trials: Sequence[Trial]) -> Any:
-        """P(success) classifier of the told ``trials`` (None when off or one-sided)."""
-        if not self.options.feasibility:
-            return None
-        labels = np.array([t.ok for t in trials])
-        if labels.all() or not labels.any():
-            return None
-        from sklearn.gaussian_process import GaussianProcessClassifier
-        from sklearn.gaussian_process.kernels import Matern
-
-        X = self.space.encode([t.config for t in trials])
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return GaussianProcessClassifier(kernel=Matern(nu=2.5), random_state=0).fit(X, labels)
-
     def _stalled(self, step: int | None = None, pending: Sequence[Proposal] = ()) -> bool:
         """Whether ``stall`` measurements went by since the best one of the lineage
         (``restart_after``) and the last escape step (in the ``polish`` share of the
@@ -790,7 +780,7 @@ class GPRStrategy(Strategy):
         left out."""
         rng = np.random.default_rng([self.seed or 0, step, 0x7505])
         subset = thompson_subset(scores, rng)
-        keep = self._likely_to_run(self._success(rows[subset], feasible))
+        keep = likely_to_run(success(self.space, rows[subset], feasible))
         subset = subset if keep is None else subset[keep]
         return int(subset[thompson_pick(model, self.features(rows[subset]), rng)])
 
@@ -822,8 +812,8 @@ class GPRStrategy(Strategy):
         d = self.gp.d
         z = np.log(y) if self.gp_settings.log_transform and bool(np.all(y > 0)) else y
         mean, sd = ForestSurrogate(seed).fit(X[:, :d], z).predict(self.features(rows)[:, :d])
-        p = self._success(rows, feasible)
-        return self._weight(expected_improvement(mean, sd, float(z.min())), p, "ei")
+        p = success(self.space, rows, feasible)
+        return weigh(expected_improvement(mean, sd, float(z.min())), p, "ei")
 
     def _trust_side(self, trials: Sequence[Trial]) -> float | None:
         """The trust region's side after ``trials`` (replayed from the design's best);
@@ -898,28 +888,3 @@ class GPRStrategy(Strategy):
             escapes = [(i, _best(self.trials[:i])) for i in self.escapes]
         pairs = ((self.trials[i].config, then.config) for i, then in escapes if then is not None)
         return polled_counts(self.space, pairs)
-
-    def _success(self, rows: np.ndarray, feasible: Any) -> np.ndarray | None:
-        """The classifier's probabilities that ``rows`` run (None without a classifier)."""
-        if feasible is None:
-            return None
-        return np.clip(feasible.predict_proba(self.space.encode(rows))[:, 1], 1e-9, 1.0)
-
-    @staticmethod
-    def _weight(scores: np.ndarray, p: np.ndarray | None, kind: Acquisition) -> np.ndarray:
-        """EI x P(success) ``p`` (in log space for logei and pi); for LCB, which is no
-        probability-weighted quantity, candidates more likely to fail than not are dropped."""
-        if p is None:
-            return scores
-        if kind == "lcb":
-            keep = GPRStrategy._likely_to_run(p)
-            return scores if keep is None else np.where(keep, scores, -np.inf)
-        return scores + np.log(p) if kind in ("logei", "pi") else scores * p
-
-    @staticmethod
-    def _likely_to_run(p: np.ndarray | None) -> np.ndarray | None:
-        """Which candidates with success probabilities ``p`` are more likely to run than
-        not; None (keep them all) without a classifier or where none is."""
-        if p is None or not (p >= 0.5).any():
-            return None
-        return p >= 0.5
