@@ -57,6 +57,7 @@ from gpautotune.acquisition import make_acquisition, score_candidates
 from gpautotune.parallel import dask_client
 from gpautotune.problems.kt_cache import kt_cache_problem
 from gpautotune.strategies import make_strategy
+from gpautotune.strategies._gpr_feasibility import feasibility_model, success, weigh
 from gpautotune.strategies._gpr_records import ModelFit
 from gpautotune.surrogate import ForestSurrogate, lengthscale_draws, lengthscales
 from gpautotune.surrogate._gp import GPSurrogate
@@ -143,8 +144,8 @@ def study(problem_name: str, seed: int, kind: str) -> list[dict]:
         features = strategy.features(table)
         mean, _ = gp.predict(features)
         # the step's own score: log-EI at the incumbent, weighted by the probability of success
-        feasible = strategy._feasibility_model(trials[:step])
-        p = strategy._success(table, feasible)
+        feasible = feasibility_model(space, trials[:step])
+        p = success(space, table, feasible)
         seen = np.isin(keys, space.row_keys(rows[:step]))
         left = under & ~seen
 
@@ -190,7 +191,7 @@ def _scored(model, strategy, y, features, p, seen, margin: float = 0.0) -> np.nd
     ``seen``."""
     kind = strategy.options.acquisition
     acqf = make_acquisition(kind, model.model, float(model.transform(y).min()) - margin)
-    score = strategy._weight(score_candidates(acqf, features), p, kind)
+    score = weigh(score_candidates(acqf, features), p, kind)
     return np.where(seen, -np.inf, score)
 
 
