@@ -53,6 +53,7 @@ class ModelInputs:
     def __init__(
         self,
         space: Space,
+        *,
         model_space: Space,
         basis: Any,
         extra_inputs: Sequence[str],

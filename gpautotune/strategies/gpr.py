@@ -189,12 +189,12 @@ class GPRStrategy(Strategy):
         #: The GP's inputs of index rows (:meth:`features`).
         self.gp_inputs = ModelInputs(
             space,
-            self.model_space,
-            self.basis,
-            self.extra_inputs,
-            self.monomials,
-            o.inputs,
-            reference,
+            model_space=self.model_space,
+            basis=self.basis,
+            extra_inputs=self.extra_inputs,
+            monomials=self.monomials,
+            inputs=o.inputs,
+            reference=reference,
         )
         self._portfolio = portfolio(o.portfolio)  # (acquisition, kappa) pairs of hedge
         #: The GPs ``model_choice`` chooses among (one with ``fixed``), and the one in use.
