@@ -3,8 +3,8 @@
 Every YAML file under ``configs/`` and ``benchmarks/`` is a valid comparison (checked by
 the comparison loader, options of every problem and strategy included) or a valid tuning
 file; the benchmark scripts stand alone (no imports of ``tests`` or of another script)
-and run their repetitions through the package (no process pool of their own); each
-script answers ``--help``.
+and run their repetitions through the package (no process pool of their own); the
+private names they reach are still the package's; each script answers ``--help``.
 """
 
 from __future__ import annotations
@@ -72,6 +72,57 @@ def test_the_import_check_sees_what_it_forbids(tmp_path: Path) -> None:
         "    from concurrent.futures import ProcessPoolExecutor\n"
     )
     assert {"os", "tests.analysis", "concurrent.futures"} <= _imports(script)
+
+
+def _defined(paths) -> set[str]:
+    """Every name the files at ``paths`` define or bind: functions, classes, assigned
+    names and attributes (``self.x = ...``), annotated fields and import aliases."""
+    names = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                names.add(node.attr)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            elif isinstance(node, ast.alias):
+                names.add(node.asname or node.name.split(".")[0])
+    return names
+
+
+def _private_reaches(path: Path, package: set[str]) -> set[str]:
+    """The private attributes (``x._name``) the script at ``path`` reads that neither it
+    nor the ``package`` names define."""
+    reached = {
+        node.attr
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute)
+        and node.attr.startswith("_")
+        and not node.attr.startswith("__")
+    }
+    return reached - package - _defined([path])
+
+
+PACKAGE = sorted((ROOT / "gpautotune").rglob("*.py"))
+
+
+def test_scripts_reach_only_private_names_the_package_still_defines() -> None:
+    """A script that reads a private attribute of the package (a strategy's method, a
+    problem's table) breaks silently when the package moves it, since no test runs the
+    scripts' measurements: each such name must still be defined in the package."""
+    package = _defined(PACKAGE)
+    assert {p.name: _private_reaches(p, package) for p in SCRIPTS} == {
+        p.name: set() for p in SCRIPTS
+    }
+
+
+def test_the_private_name_check_sees_a_moved_method(tmp_path: Path) -> None:
+    script = tmp_path / "s.py"
+    script.write_text(
+        "def f(s):\n    s._gone_row(1)\n    s._mine = 2\n    return s._mine, s._tensors\n"
+    )
+    assert _private_reaches(script, _defined(PACKAGE)) == {"_gone_row"}
 
 
 @pytest.mark.slow
