@@ -56,7 +56,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from scipy.special import logsumexp
 
 from gpautotune.acquisition import (
     POOL_MAX_RAW,
@@ -65,11 +64,7 @@ from gpautotune.acquisition import (
     TrustRegion,
     draw,
     expected_improvement,
-    make_acquisition,
     portfolio,
-    score_many,
-    thompson_pick,
-    thompson_subset,
 )
 from gpautotune.exceptions import ConfigError
 from gpautotune.space import (
@@ -87,12 +82,18 @@ from gpautotune.strategies._gpr_escape import (
 )
 from gpautotune.strategies._gpr_feasibility import (
     feasibility_model,
-    likely_to_run,
     success,
     weigh,
 )
 from gpautotune.strategies._gpr_inputs import ModelInputs, model_space
 from gpautotune.strategies._gpr_lineage import Lineages
+from gpautotune.strategies._gpr_picks import (
+    AcquisitionScorer,
+    StepPlan,
+    integrated,
+    scheduled,
+    thompson_row,
+)
 from gpautotune.strategies._gpr_records import ModelFit, ModelPick, model_fits
 from gpautotune.strategies._gpr_settings import GPRSettings
 from gpautotune.strategies._registry import register
@@ -106,8 +107,6 @@ from gpautotune.surrogate import (
     KrigingSurrogate,
     SurrogateError,
     build_basis,
-    lengthscale_draws,
-    lengthscales,
     predicate_monomials,
     torch_threads,
 )
@@ -121,10 +120,6 @@ _log = logging.getLogger(__name__)
 #: ``poll_adjacent``); a seeded sample of them beyond, so that a space of many parameters
 #: with many levels stays cheap.
 WIDER_MOVES_MAX = 20_000
-#: How many of the pool's best rows (by the fitted GP's acquisition) ``lengthscale_draws``
-#: rescores: 16 draws then score about twice the rows of one scoring of a 17,956-row pool
-#: (0.264 s per ask against 0.171 s on gemm/RTX_3090, docs/benchmarks/gpr-spaces.md).
-DRAWN_ROWS = 2_000
 
 
 def _best(trials: Sequence[Trial]) -> Trial | None:
@@ -472,6 +467,31 @@ class GPRStrategy(Strategy):
         variant = fit.variant if fit is not None and fit.variant is not None else 0
         return self._gps[variant]
 
+    def _plan(self, step: int, escape: bool, arm: int | None, pending: np.ndarray) -> StepPlan:
+        """How the model step at ``step`` trials scores and picks (:class:`StepPlan`): a
+        polling escape by LCB with ``stall_kappa``, an alternate one (``escape="far"``,
+        ``"coverage"``) and a regular step by the run's acquisition (the portfolio's
+        ``arm`` on a GP-Hedge step); a regular step's first pick as ``thompson_every`` or
+        ``forest_every`` schedule it, its rows rescored over ``lengthscale_draws`` where
+        nothing else changes the step (no ``pending`` row, no portfolio draw)."""
+        o = self.options
+        far = escape and self._far_escape(step)
+        regular = self._portfolio[arm] if arm is not None else (o.acquisition, o.kappa)
+        kind, kappa = ("lcb", o.stall_kappa) if escape and not far else regular
+        if escape:
+            return StepPlan(kind, kappa, far=far)
+        thompson = self._scheduled(step, o.thompson_every, o.thompson_after)
+        forest = not thompson and self._scheduled(step, o.forest_every, o.forest_after)
+        integrate = bool(o.lengthscale_draws) and not (
+            thompson or forest or arm is not None or len(pending)
+        )
+        return StepPlan(kind, kappa, thompson=thompson, forest=forest, integrate=integrate)
+
+    def _scheduled(self, step: int, every: int | None, after: float) -> bool:
+        """Whether ``step`` is one of every ``every`` steps from the ``after`` share of the
+        budget on (:func:`scheduled`)."""
+        return scheduled(step, every, after, self.n_init, self.budget)
+
     def _pick(
         self,
         n: int,
@@ -501,41 +521,32 @@ class GPRStrategy(Strategy):
         picked: list[int] = []
         picks: list[ModelPick] = []
         rows = scores = sources = np.empty(0)
-        o = self.options
-        ranked = o.refit_every > 1
-        far = escape and self._far_escape(step)
-        thompson = not escape and self._thompson(step)
-        forest = not escape and not thompson and self._forest(step)
-        integrate = bool(o.lengthscale_draws) and not (
-            escape or thompson or forest or arm is not None or len(pending)
-        )
+        ranked = self.options.refit_every > 1
+        plan = self._plan(step, escape, arm, pending)
         nominees = np.empty((0, self.space.dims))
-        regular = self._portfolio[arm] if arm is not None else (o.acquisition, o.kappa)
-        kind, kappa = ("lcb", o.stall_kappa) if escape and not far else regular
 
-        def scoring(model: Any, record: list[np.ndarray] | None = None) -> Callable:
-            """Scores of rows by ``kind``; with a ``record`` (a portfolio step), by the
-            drawn acquisition, every portfolio acquisition's scores of each call (one
-            column each, from one posterior) appended to it."""
-            acquisitions = self._portfolio if record is not None else ((kind, kappa),)
-            acqfs = [make_acquisition(k, model, best_f, c) for k, c in acquisitions]
-            kinds = [k for k, _ in acquisitions]
+        def success_of(r: np.ndarray) -> np.ndarray | None:
+            return success(self.space, r, feasible)
 
-            def scorer(r: np.ndarray) -> np.ndarray:
-                p = success(self.space, r, feasible)
-                with torch_threads(self._score_threads):
-                    values = score_many(acqfs, self.features(r))
-                weighted = [weigh(v, p, k) for v, k in zip(values, kinds, strict=True)]
-                if record is None:
-                    return weighted[0]
-                record.append(np.column_stack(weighted))
-                return weighted[arm]
-
-            return scorer
+        def scoring(model: Any, record: list[np.ndarray] | None = None) -> AcquisitionScorer:
+            if record is None:
+                acquisitions, position = ((plan.kind, plan.kappa),), 0
+            else:  # a portfolio step's first scoring: every acquisition's, the arm's picks
+                acquisitions, position = self._portfolio, int(arm or 0)
+            return AcquisitionScorer(
+                acquisitions,
+                model,
+                best_f,
+                self.features,
+                success_of,
+                self._score_threads,
+                record,
+                position,
+            )
 
         poll, polled = (
             self._poll_set([t for t in self.trials[self.lineages.start(step) :] if t.ok])
-            if escape and not far and o.escape != "lcb"
+            if escape and not plan.far and self.options.escape != "lcb"
             else (np.empty((0, self.space.dims)), "")
         )
         record: list[np.ndarray] = []
@@ -546,16 +557,16 @@ class GPRStrategy(Strategy):
                     rows, scores, sources = poll, scorer(poll), np.full(len(poll), polled)
                 else:  # the regular pool, or an escape with every poll move measured
                     rows, scores, sources = self.pool.propose(step, seen, scorer)
-                if far or side is not None:  # another basin, or the trust region, if any
+                if plan.far or side is not None:  # another basin, or the trust region, if any
                     keep = (
                         self._alternate_rows(rows, sources, trials)
-                        if far
+                        if plan.far
                         else self._in_trust(rows, trials, side)
                     )
                     if keep.any():
                         rows, scores, sources = rows[keep], scores[keep], sources[keep]
-                if integrate:
-                    scores = self._integrated(model, rows, scores, best_f, feasible, step)
+                if plan.integrate:
+                    scores = self._integrated(model, rows, scores, best_f, success_of, step)
                 if record:  # the calls scored the pool's rows in order
                     nominees = rows[np.argmax(np.vstack(record), axis=0)]
             else:
@@ -563,16 +574,15 @@ class GPRStrategy(Strategy):
                 scores[picked] = -np.inf
             if not len(rows) or not np.isfinite(scores).any():
                 break
-            drawn = thompson and q == 0
-            second = forest and q == 0
-            if drawn:
-                best = self._thompson_row(model, rows, scores, feasible, step)
-            elif second:
+            if q == 0 and plan.thompson:
+                rng = np.random.default_rng([self.seed or 0, step, 0x7505])
+                best = thompson_row(model, rows, scores, rng, self.features, success_of)
+            elif q == 0 and plan.forest:
                 best = self._forest_row(rows, scores, trials, feasible, step)
             else:
                 best = int(np.argmax(scores))
             picked.append(best)
-            source = "thompson" if drawn else "forest" if second else str(sources[best])
+            source = plan.first_source(str(sources[best])) if q == 0 else str(sources[best])
             picks.append(ModelPick(source, float(scores[best]), escape and q == 0))
             if q + 1 < n and not ranked:
                 model, best_f = self._believe(model, rows[best][None, :], best_f)
@@ -584,34 +594,26 @@ class GPRStrategy(Strategy):
         rows: np.ndarray,
         scores: np.ndarray,
         best_f: float,
-        feasible: Any,
+        success_of: Callable[[np.ndarray], np.ndarray | None],
         step: int,
     ) -> np.ndarray:
-        """The :data:`DRAWN_ROWS` best of ``rows`` by ``scores``, rescored by their
-        acquisition (times the probability of success) averaged over ``lengthscale_draws``
-        length-scale vectors drawn (seeded by the step) from the Laplace approximation at
-        ``model``'s fit: the mean of the improvement, not of its log; -inf for the rest."""
-        order = np.argsort(-scores, kind="stable")[:DRAWN_ROWS]
-        top = order[np.isfinite(scores[order])]
-        if not len(top):
-            return scores
+        """``scores`` of the pool's best ``rows`` averaged over ``lengthscale_draws``
+        length-scale draws (:func:`integrated`), seeded by the run's seed and ``step``."""
         o = self.options
         rng = np.random.default_rng([self.seed or 0, step, 0x1A9])
-        features, p = self.features(rows[top]), success(self.space, rows[top], feasible)
-        drawn = []
-        for values in lengthscale_draws(model, o.lengthscale_draws, rng):
-            with lengthscales(model, values):
-                acqf = make_acquisition(o.acquisition, model, best_f, o.kappa)
-                with torch_threads(self._score_threads):
-                    drawn.append(weigh(score_many([acqf], features)[0], p, o.acquisition))
-        values = np.vstack(drawn)
-        if o.acquisition in ("logei", "pi"):  # logs: the log of the mean
-            mean = logsumexp(values, axis=0) - np.log(len(values))
-        else:
-            mean = values.mean(axis=0)
-        out = np.full(len(scores), -np.inf)
-        out[top] = mean
-        return out
+        acquisition = (o.acquisition, o.kappa)
+        return integrated(
+            model,
+            rows,
+            scores,
+            acquisition,
+            best_f,
+            o.lengthscale_draws,
+            rng,
+            self.features,
+            success_of,
+            self._score_threads,
+        )
 
     def _hedge_draw(self, step: int, past: Sequence[ModelFit]) -> tuple[int, np.ndarray]:
         """GP-Hedge's draw for the step at ``step`` trials: the gains of the last recorded
@@ -748,41 +750,6 @@ class GPRStrategy(Strategy):
             return far_from_best(self.space, rows, best)
         measured = self.space.to_index([t.config for t in trials])
         return least_covered(self.space, rows, measured, rows[sources == "sample"])
-
-    def _thompson(self, step: int) -> bool:
-        """With ``thompson_every``, whether the model step at ``step`` trials draws its
-        first pick by Thompson sampling (every that many steps from the
-        ``thompson_after`` share of the budget on)."""
-        return self._scheduled(step, self.options.thompson_every, self.options.thompson_after)
-
-    def _forest(self, step: int) -> bool:
-        """With ``forest_every``, whether the model step at ``step`` trials takes its first
-        pick by the random forest's expected improvement (every that many steps from the
-        ``forest_after`` share of the budget on)."""
-        return self._scheduled(step, self.options.forest_every, self.options.forest_after)
-
-    def _scheduled(self, step: int, every: int | None, after: float) -> bool:
-        """Whether ``step`` is one of every ``every`` steps from the ``after`` share of the
-        budget (at least the initial design) on; never when ``every`` is None."""
-        if every is None:
-            return False
-        start = self.n_init
-        if self.budget is not None:
-            start = max(start, round(after * self.budget))
-        return step >= start and (step - start) % every == 0
-
-    def _thompson_row(
-        self, model: Any, rows: np.ndarray, scores: np.ndarray, feasible: Any, step: int
-    ) -> int:
-        """The position among ``rows`` (some of whose ``scores`` are finite) of the
-        Thompson pick, seeded by the run's seed and ``step``: one joint posterior draw over
-        the best and a spread of the other scored rows, those more likely to fail than not
-        left out."""
-        rng = np.random.default_rng([self.seed or 0, step, 0x7505])
-        subset = thompson_subset(scores, rng)
-        keep = likely_to_run(success(self.space, rows[subset], feasible))
-        subset = subset if keep is None else subset[keep]
-        return int(subset[thompson_pick(model, self.features(rows[subset]), rng)])
 
     def _forest_row(
         self,

@@ -53,10 +53,10 @@ def test_gpr_beats_its_initial_design_on_booth():
 def test_the_pool_is_scored_on_the_process_threads_and_fitted_on_one(monkeypatch):
     """The fit's small matrices run on ``GPSettings.threads`` (1); the pool's scoring on
     the threads torch has outside the step, which the caller sets."""
-    import gpautotune.strategies.gpr as gpr_module
+    import gpautotune.strategies._gpr_picks as picks_module
 
     scored, fitted = [], []
-    score_many, fit = gpr_module.score_many, GPSurrogate.fit
+    score_many, fit = picks_module.score_many, GPSurrogate.fit
 
     def scoring(*args, **kwargs):
         scored.append(torch.get_num_threads())
@@ -66,7 +66,7 @@ def test_the_pool_is_scored_on_the_process_threads_and_fitted_on_one(monkeypatch
         fitted.append(torch.get_num_threads())
         return fit(self, *args, **kwargs)
 
-    monkeypatch.setattr(gpr_module, "score_many", scoring)
+    monkeypatch.setattr(picks_module, "score_many", scoring)
     monkeypatch.setattr(GPSurrogate, "fit", fitting)
     before = torch.get_num_threads()
     torch.set_num_threads(3)
@@ -1262,9 +1262,9 @@ def test_lengthscale_draws_rescore_the_pool_s_best_rows_by_their_mean_improvemen
     rows by the fit's own score (5 here) and picks the best rescored one; draws equal to
     the fit's own length-scales give back its own scores; a seeded run repeats its
     picks."""
-    import gpautotune.strategies.gpr as gpr_module
+    import gpautotune.strategies._gpr_picks as picks_module
 
-    monkeypatch.setattr(gpr_module, "DRAWN_ROWS", 5)
+    monkeypatch.setattr(picks_module, "DRAWN_ROWS", 5)
     calls = []
     integrated = GPRStrategy._integrated
 
@@ -1286,7 +1286,7 @@ def test_lengthscale_draws_rescore_the_pool_s_best_rows_by_their_mean_improvemen
 
     calls.clear()  # draws at the fit's own length-scales: its own scores
     monkeypatch.setattr(
-        gpr_module,
+        picks_module,
         "lengthscale_draws",
         lambda model, n, rng: np.repeat(
             model.covar_module.base_kernel.lengthscale.detach().numpy(), n, axis=0
