@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy.special import logsumexp
@@ -27,11 +27,13 @@ from gpautotune.acquisition import (
     thompson_subset,
 )
 from gpautotune.strategies._gpr_feasibility import likely_to_run, weigh
+from gpautotune.strategies._gpr_records import ModelPick
 from gpautotune.surrogate import lengthscale_draws, lengthscales, torch_threads
 
 __all__ = [
     "DRAWN_ROWS",
     "AcquisitionScorer",
+    "StepPicks",
     "StepPlan",
     "integrated",
     "scheduled",
@@ -69,6 +71,27 @@ class StepPlan:
     def first_source(self, source: str) -> str:
         """The source the first pick records: ``thompson``, ``forest``, else the row's."""
         return "thompson" if self.thompson else "forest" if self.forest else source
+
+
+class StepPicks(NamedTuple):
+    """What a model step's scoring left: the ``rows`` it scored (index rows), their
+    ``scores`` and ``sources`` (pool, poll, ...), the ``picked`` positions among them and
+    their ``picks`` in order, and on a GP-Hedge step each portfolio acquisition's best
+    row of the first scoring (its ``nominees``; none otherwise)."""
+
+    rows: np.ndarray
+    scores: np.ndarray
+    sources: np.ndarray
+    picked: np.ndarray
+    picks: list[ModelPick]
+    nominees: np.ndarray
+
+    def source_counts(self) -> dict[str, int]:
+        """How many of the scored rows came from each source."""
+        if not len(self.rows):
+            return {}
+        kinds, counts = np.unique(self.sources, return_counts=True)
+        return {str(k): int(v) for k, v in zip(kinds, counts, strict=True)}
 
 
 def scheduled(step: int, every: int | None, after: float, n_init: int, budget: int | None) -> bool:

@@ -89,6 +89,7 @@ from gpautotune.strategies._gpr_inputs import ModelInputs, model_space
 from gpautotune.strategies._gpr_lineage import Lineages
 from gpautotune.strategies._gpr_picks import (
     AcquisitionScorer,
+    StepPicks,
     StepPlan,
     integrated,
     scheduled,
@@ -395,27 +396,21 @@ class GPRStrategy(Strategy):
         # a batch fitted to earlier trials scores what they left unmeasured, as it did then
         seen = self._seen_among(self.trials[:step]) if batch else self.is_seen
         side = None if escape else self._trust_side(trials)
-        rows, scores, sources, picked, picks, nominees = self._pick(
-            n, step, y, escape, trials, seen, rows_pending, arm, side
-        )
+        scored = self._pick(n, step, y, escape, trials, seen, rows_pending, arm, side)
         if not escape:  # an escape step's LCB scores say nothing of the backlog's EI
-            self.pool.keep_backlog(rows, scores, picked)
+            self.pool.keep_backlog(scored.rows, scored.scores, scored.picked)
             self._backlog_fit = number
         acq_s = time.perf_counter() - t0
         hyperparameters = dict(self.gp.hyperparameters or {})
         drawn = (
-            HedgeStep(arm, gains.tolist(), nominees.tolist())
-            if arm is not None and gains is not None and len(nominees)
+            HedgeStep(arm, gains.tolist(), scored.nominees.tolist())
+            if arm is not None and gains is not None and len(scored.nominees)
             else None
         )
         fit = ModelFit(
             number, step, n, escape, hyperparameters, rows_pending.tolist(), drawn, variant
         )
-        counts = (
-            {str(k): int(v) for k, v in zip(*np.unique(sources, return_counts=True), strict=True)}
-            if len(rows)
-            else {}
-        )
+        counts = scored.source_counts()
         common = {
             "source": "model",
             "fit_s": round(report.seconds, 4),
@@ -431,8 +426,11 @@ class GPRStrategy(Strategy):
             **({"loo": loo} if loo is not None else {}),
             **fit.info(),
         }
-        configs = self.space.to_configs(rows[picked]) if len(picked) else []
-        return [Proposal(c, {**common, **p.info()}) for c, p in zip(configs, picks, strict=True)]
+        picked = scored.picked
+        configs = self.space.to_configs(scored.rows[picked]) if len(picked) else []
+        return [
+            Proposal(c, {**common, **p.info()}) for c, p in zip(configs, scored.picks, strict=True)
+        ]
 
     def _fit(
         self, X: np.ndarray, y: np.ndarray, seed: int, past: Sequence[ModelFit], number: int
@@ -503,14 +501,14 @@ class GPRStrategy(Strategy):
         pending: np.ndarray,
         arm: int | None = None,
         side: float | None = None,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[ModelPick], np.ndarray]:
+    ) -> StepPicks:
         """Up to ``n`` picks of the fitted model, conditioned on the ``pending`` rows (in
         flight elsewhere) and on each pick after the first (the kriging believer; with
-        ``refit_every`` > 1, the best ``n`` of one scoring): the scored rows, their scores
-        and sources, the picked positions and the picks. With a portfolio ``arm``
-        (``acquisition="hedge"``), that acquisition picks, and the last value returned
-        is every portfolio acquisition's best row of the first scoring (its nominee). With
-        a trust region's ``side``, only the pool's rows in its box are kept, if any."""
+        ``refit_every`` > 1, the best ``n`` of one scoring), with the rows scored
+        (:class:`StepPicks`). With a portfolio ``arm`` (``acquisition="hedge"``), that
+        acquisition picks, and every portfolio acquisition's best row of the first scoring
+        is its nominee. With a trust region's ``side``, only the pool's rows in its box are
+        kept, if any."""
         best_f = float(self.gp.transform(y).min())
         feasible = (  # every lineage's failures
             feasibility_model(self.space, self.trials[:step]) if self.options.feasibility else None
@@ -586,7 +584,7 @@ class GPRStrategy(Strategy):
             picks.append(ModelPick(source, float(scores[best]), escape and q == 0))
             if q + 1 < n and not ranked:
                 model, best_f = self._believe(model, rows[best][None, :], best_f)
-        return rows, scores, sources, np.array(picked, dtype=int), picks, nominees
+        return StepPicks(rows, scores, sources, np.array(picked, dtype=int), picks, nominees)
 
     def _integrated(
         self,
@@ -651,10 +649,8 @@ class GPRStrategy(Strategy):
             pending = np.asarray(fit.pending, dtype=float).reshape(-1, self.space.dims)
             seen = self._seen_among(self.trials[: fit.step], pending)
             arm = fit.hedge.arm if fit.hedge is not None else None
-            rows, scores, _, picked, _, _ = self._pick(
-                fit.batch, fit.step, y, False, trials, seen, pending, arm
-            )
-            self.pool.keep_backlog(rows, scores, picked)
+            scored = self._pick(fit.batch, fit.step, y, False, trials, seen, pending, arm)
+            self.pool.keep_backlog(scored.rows, scored.scores, scored.picked)
         self._backlog_fit = target
 
     def restored(

@@ -3,6 +3,7 @@ import pytest
 
 from gpautotune.strategies._gpr_picks import (
     AcquisitionScorer,
+    StepPicks,
     StepPlan,
     scheduled,
     thompson_row,
@@ -47,6 +48,15 @@ def test_the_first_pick_records_the_rule_that_took_it():
     assert StepPlan("logei", 2.0, thompson=True).first_source("pool") == "thompson"
     assert StepPlan("logei", 2.0, forest=True).first_source("pool") == "forest"
     assert StepPlan("lcb", 10.0).first_source("poll") == "poll"
+
+
+def test_a_step_counts_the_rows_it_scored_by_source():
+    rows = np.zeros((5, 2))
+    sources = np.array(["sample", "poll", "sample", "backlog", "sample"])
+    picks = StepPicks(rows, np.zeros(5), sources, np.array([1]), [], np.empty((0, 2)))
+    assert picks.source_counts() == {"backlog": 1, "poll": 1, "sample": 3}
+    none = StepPicks(np.empty((0, 2)), np.empty(0), np.empty(0), np.array([]), [], rows[:0])
+    assert none.source_counts() == {}
 
 
 def test_a_portfolio_scoring_records_every_acquisition_and_returns_the_arm_s():
