@@ -191,7 +191,9 @@ class GPRSettings(StrategySettings):
             best configuration's level the nearest unmeasured one (a compass poll's
             step: LCB with a bold ``stall_kappa`` otherwise tends to pick the level the
             model knows least, often the farthest); ``alternate``, ``nearest`` on the
-            first, third, ... escape since the best was found and ``any`` on the others.
+            first, third, ... escape since the best was found and ``any`` on the others;
+            ``alternate_any``, ``any`` on the first, third, ... and ``nearest`` on the
+            others.
             Categorical parameters (no order) and real ones keep every move.
         polish: the share of the run's budget (the last evaluations; only when the run
             gives the strategy its budget) in which the escapes follow one another: from
@@ -359,7 +361,7 @@ class GPRSettings(StrategySettings):
     escape: Literal["coverage", "cycle", "far", "lcb", "poll", "rotate"] = "rotate"
     poll_pairs: bool = False
     poll_adjacent: bool = False
-    poll_levels: Literal["alternate", "any", "nearest"] = "any"
+    poll_levels: Literal["alternate", "alternate_any", "any", "nearest"] = "any"
     polish: Annotated[float, Field(ge=0, lt=1)] = 0.0
     restart_after: PositiveInt | None = None
     restart_init: PositiveInt | None = None

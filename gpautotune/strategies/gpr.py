@@ -823,10 +823,12 @@ class GPRStrategy(Strategy):
 
     def _nearest_poll(self, best: Trial) -> bool:
         """Whether this poll keeps only the nearest levels (``poll_levels``): always with
-        ``nearest``; with ``alternate``, on the first, third, ... escape since ``best``."""
-        if self.options.poll_levels == "alternate":
-            return len(self._escapes_since(best)) % 2 == 0
-        return self.options.poll_levels == "nearest"
+        ``nearest``; with ``alternate``, on the first, third, ... escape since ``best``;
+        with ``alternate_any``, on the second, fourth, ..."""
+        levels = self.options.poll_levels
+        if levels in ("alternate", "alternate_any"):
+            return len(self._escapes_since(best)) % 2 == (0 if levels == "alternate" else 1)
+        return levels == "nearest"
 
     def _escapes_since(self, best: Trial) -> list[int]:
         """The positions of the escape steps' trials made after ``best`` was measured."""

@@ -672,12 +672,12 @@ def _level_skips(trials: list[Trial], poll_levels: str) -> list[tuple[int, bool]
     return out
 
 
-@pytest.mark.parametrize("poll_levels", ["any", "nearest", "alternate"])
+@pytest.mark.parametrize("poll_levels", ["any", "nearest", "alternate", "alternate_any"])
 def test_nearest_polls_step_to_the_next_unmeasured_level(poll_levels):
     """With ``poll_levels="nearest"`` a polling escape moves its parameter to the nearest
     unmeasured level on one side of the best configuration's; with ``"alternate"`` the
-    first, third, ... escapes since the best do; with ``"any"`` (the default) the bold
-    LCB of this run skips levels."""
+    first, third, ... escapes since the best do, with ``"alternate_any"`` the second,
+    fourth, ...; with ``"any"`` (the default) the bold LCB of this run skips levels."""
     options = {"n_init": 4, "restarts": 0, "stall": 2, "poll_levels": poll_levels}
     trials = tune(_Box(), "gpr", 60, seed=1, strategy_options=options).trials
     polls = _level_skips(trials, poll_levels)
@@ -685,10 +685,11 @@ def test_nearest_polls_step_to_the_next_unmeasured_level(poll_levels):
     if poll_levels == "any":
         assert any(skipped for _, skipped in polls), polls
     else:
-        nearest = [s for k, s in polls if poll_levels == "nearest" or k % 2 == 0]
+        first = 1 if poll_levels == "alternate_any" else 0  # the nearest escapes' parity
+        nearest = [s for k, s in polls if poll_levels == "nearest" or k % 2 == first]
         assert nearest and not any(nearest), polls
-        if poll_levels == "alternate":
-            assert any(s for k, s in polls if k % 2 == 1), polls
+        if poll_levels != "nearest":
+            assert any(s for k, s in polls if k % 2 != first), polls
 
 
 def _told_gpr(problem: Problem, n: int, seed: int = 4) -> GPRStrategy:
