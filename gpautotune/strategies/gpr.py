@@ -478,17 +478,14 @@ class GPRStrategy(Strategy):
         kind, kappa = ("lcb", o.stall_kappa) if escape and not far else regular
         if escape:
             return StepPlan(kind, kappa, far=far)
-        thompson = self._scheduled(step, o.thompson_every, o.thompson_after)
-        forest = not thompson and self._scheduled(step, o.forest_every, o.forest_after)
+        thompson = scheduled(step, o.thompson_every, o.thompson_after, self.n_init, self.budget)
+        forest = not thompson and scheduled(
+            step, o.forest_every, o.forest_after, self.n_init, self.budget
+        )
         integrate = bool(o.lengthscale_draws) and not (
             thompson or forest or arm is not None or len(pending)
         )
         return StepPlan(kind, kappa, thompson=thompson, forest=forest, integrate=integrate)
-
-    def _scheduled(self, step: int, every: int | None, after: float) -> bool:
-        """Whether ``step`` is one of every ``every`` steps from the ``after`` share of the
-        budget on (:func:`scheduled`)."""
-        return scheduled(step, every, after, self.n_init, self.budget)
 
     def _pick(
         self,
