@@ -10,22 +10,26 @@ it lives here, as functions of index rows (:meth:`Space.to_index`):
 * :func:`one_parameter_moves` — the poll's moves (every level of each parameter);
 * :func:`nearest_levels` — of them, the nearest level on each side (``poll_levels``);
 * :func:`polled_counts` — how often earlier escapes polled each parameter (the rotation);
-* :func:`far_from_best`, :func:`least_covered` — the pool rows an alternate escape keeps.
+* :func:`far_from_best`, :func:`least_covered` — the pool rows an alternate escape keeps;
+* :class:`EscapePolls` — a run's escape steps and the moves each polls, from these.
 
-Nothing here is fitted or drawn at random, so the strategy's state stays a function of
-its trials.
+Nothing here is fitted, and the wider moves' sample is seeded by the run's seed and
+length, so the strategy's state stays a function of its trials.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
 from gpautotune.space import Categorical, Space
+from gpautotune.trial import Trial
 
 __all__ = [
+    "EscapePolls",
+    "best_of",
     "far_from_best",
     "least_covered",
     "nearest_levels",
@@ -35,6 +39,19 @@ __all__ = [
 
 #: The fewest 5% steps a real parameter's moves take across its range.
 REAL_STEPS = 20
+
+#: Most two-parameter or adjacent moves a completed poll looks at (``poll_pairs``,
+#: ``poll_adjacent``); a seeded sample of them beyond, so that a space of many parameters
+#: with many levels stays cheap.
+WIDER_MOVES_MAX = 20_000
+
+#: The escapes that poll along the parameters polled least often since the best.
+ROTATING = ("rotate", "far", "coverage")
+
+
+def best_of(trials: Sequence[Trial]) -> Trial | None:
+    """The best successful trial of ``trials`` (None when none succeeded)."""
+    return min((t for t in trials if t.ok), key=lambda t: t.value, default=None)
 
 
 def one_parameter_moves(space: Space, row: np.ndarray) -> np.ndarray:
@@ -105,3 +122,120 @@ def least_covered(
         if shortfall[cell] > best:
             best, keep = float(shortfall[cell]), cells == cell
     return keep
+
+
+class EscapePolls:
+    """A run's escape steps and the moves each one polls (``escape``, ``poll_levels``,
+    ``poll_pairs``, ``poll_adjacent`` of :class:`GPRSettings`).
+
+    An escape polls the unmeasured one-parameter moves of the best configuration; with
+    ``escape`` ``"rotate"``, ``"far"``, ``"coverage"`` or ``"cycle"`` only along the
+    parameters polled least often; with ``"far"`` or ``"coverage"`` every second escape
+    looks in the pool instead (:meth:`far`, :meth:`alternate_rows`).
+
+    Args:
+        space: the search space.
+        seed: the run's seed (the wider moves' sample).
+        escape, levels, pairs, adjacent: the settings named above.
+    """
+
+    def __init__(
+        self,
+        space: Space,
+        seed: int | None,
+        *,
+        escape: str = "rotate",
+        levels: str = "any",
+        pairs: bool = False,
+        adjacent: bool = False,
+    ) -> None:
+        self.space, self.seed = space, seed
+        self.escape, self.levels, self.pairs, self.adjacent = escape, levels, pairs, adjacent
+        #: Positions (in the run's trials) of the trials that opened an escape step.
+        self.positions: list[int] = []
+
+    def far(self, step: int) -> bool:
+        """With ``escape="far"`` (or ``"coverage"``), whether the escape step at ``step``
+        trials looks far from the best configuration (or in the least measured cell):
+        every second escape (the others poll as ``rotate``)."""
+        if self.escape not in ("far", "coverage"):
+            return False
+        return sum(i < step for i in self.positions) % 2 == 1
+
+    def alternate_rows(
+        self, rows: np.ndarray, sources: np.ndarray, trials: Sequence[Trial]
+    ) -> np.ndarray:
+        """A mask of the pool's ``rows`` an alternate escape (:meth:`far`) picks among:
+        far from the best of ``trials`` with ``escape="far"``, else in the least measured
+        cell."""
+        if self.escape == "far":
+            best = self.space.to_index([best_of(trials).config])[0]
+            return far_from_best(self.space, rows, best)
+        measured = self.space.to_index([t.config for t in trials])
+        return least_covered(self.space, rows, measured, rows[sources == "sample"])
+
+    def moves(
+        self, ok: Sequence[Trial], trials: Sequence[Trial], is_seen: Callable
+    ) -> tuple[np.ndarray, str]:
+        """Unmeasured (``is_seen`` false) valid configurations one parameter away from the
+        best of ``ok`` (any level, or the nearest ones as ``poll_levels`` asks:
+        :func:`nearest_levels`); with a rotating ``escape`` or ``"cycle"`` only along the
+        parameters the escapes among the run's ``trials`` polled least often. Where none
+        is left, its pair or adjacent moves as ``poll_pairs`` and ``poll_adjacent`` ask.
+        With the moves, the source their picks record: ``poll`` (one or two parameters)
+        or ``adjacent``."""
+        best = best_of(ok)
+        row = self.space.to_index([best.config])[0]
+        moves = one_parameter_moves(self.space, row)
+        if len(moves):
+            moves = moves[~is_seen(moves)]
+        if not len(moves):  # a complete poll: wider moves, if asked for, else the pool
+            wider = (row, len(trials), is_seen)
+            if self.pairs:
+                moves = self._wider(self.space.pair_index, *wider, 0x9A12)
+            if not len(moves) and self.adjacent:
+                return self._wider(self.space.adjacent_index, *wider, 0xAD7), "adjacent"
+            return moves, "poll"
+        if self._nearest(best, trials):
+            moves = nearest_levels(self.space, moves, row)
+        if self.escape not in (*ROTATING, "cycle"):
+            return moves, "poll"
+        along = np.argmax(moves != row, axis=1)  # the one parameter each move changes
+        polled = self._polled(best, trials)
+        return moves[polled[along] == polled[along].min()], "poll"
+
+    def _wider(
+        self, moves_of: Callable, row: np.ndarray, step: int, is_seen: Callable, salt: int
+    ) -> np.ndarray:
+        """The unmeasured ones of ``moves_of(row, limit, seed)`` (:meth:`Space.pair_index`
+        or :meth:`Space.adjacent_index`): from a seeded sample of ``WIDER_MOVES_MAX``
+        moves where there are more, the seed the run's, its length ``step`` and ``salt``."""
+        moves = moves_of(row, WIDER_MOVES_MAX, (self.seed or 0, step, salt))
+        return moves[~is_seen(moves)] if len(moves) else moves
+
+    def _nearest(self, best: Trial, trials: Sequence[Trial]) -> bool:
+        """Whether this poll keeps only the nearest levels (``poll_levels``): always with
+        ``nearest``; with ``alternate``, on the first, third, ... escape since ``best``;
+        with ``alternate_any``, on the second, fourth, ..."""
+        if self.levels in ("alternate", "alternate_any"):
+            since = len(self.since(best, trials))
+            return since % 2 == (0 if self.levels == "alternate" else 1)
+        return self.levels == "nearest"
+
+    def since(self, best: Trial, trials: Sequence[Trial]) -> list[int]:
+        """The positions of the escape steps' trials made after ``best`` was measured
+        (among the run's ``trials``)."""
+        found = next((i for i, t in enumerate(trials) if t is best), len(trials))
+        return [i for i in self.positions if i > found]
+
+    def _polled(self, best: Trial, trials: Sequence[Trial]) -> np.ndarray:
+        """How often the escape steps polled each parameter: with a rotating ``escape``,
+        the escapes since ``best`` was found, each a move of one parameter from it; with
+        ``"cycle"``, every escape of the run, each a move of one parameter from the best
+        configuration measured before it."""
+        if self.escape in ROTATING:
+            escapes = [(i, best) for i in self.since(best, trials)]
+        else:
+            escapes = [(i, best_of(trials[:i])) for i in self.positions]
+        pairs = ((trials[i].config, then.config) for i, then in escapes if then is not None)
+        return polled_counts(self.space, pairs)

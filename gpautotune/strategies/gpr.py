@@ -73,13 +73,7 @@ from gpautotune.space import (
     valid_set_relations,
 )
 from gpautotune.strategies._base import Proposal, Strategy
-from gpautotune.strategies._gpr_escape import (
-    far_from_best,
-    least_covered,
-    nearest_levels,
-    one_parameter_moves,
-    polled_counts,
-)
+from gpautotune.strategies._gpr_escape import EscapePolls, best_of, one_parameter_moves
 from gpautotune.strategies._gpr_feasibility import (
     feasibility_model,
     success,
@@ -116,16 +110,6 @@ from gpautotune.trial import Trial
 __all__ = ["GPRSettings", "GPRStrategy", "ModelFit", "ModelPick"]
 
 _log = logging.getLogger(__name__)
-
-#: Most two-parameter or adjacent moves a completed poll looks at (``poll_pairs``,
-#: ``poll_adjacent``); a seeded sample of them beyond, so that a space of many parameters
-#: with many levels stays cheap.
-WIDER_MOVES_MAX = 20_000
-
-
-def _best(trials: Sequence[Trial]) -> Trial | None:
-    """The best successful trial of ``trials`` (None when none succeeded)."""
-    return min((t for t in trials if t.ok), key=lambda t: t.value, default=None)
 
 
 @register("gpr")
@@ -200,8 +184,15 @@ class GPRStrategy(Strategy):
         self._backlog_fit: int | None = None
         #: The initial design of each lineage, by the position where it begins.
         self._designs: dict[int, np.ndarray] = {}
-        #: Positions (in :attr:`trials`) of the trials that opened an escape step.
-        self.escapes: list[int] = []
+        #: The run's escape steps and the moves each polls.
+        self.polls = EscapePolls(
+            space,
+            seed,
+            escape=o.escape,
+            levels=o.poll_levels,
+            pairs=o.poll_pairs,
+            adjacent=o.poll_adjacent,
+        )
         #: The run's lineages (``restart_after``; one by default).
         self.lineages = Lineages(o.lineage(), self.n_init)
         #: The run's budget (:meth:`plan`; None when the caller gives none).
@@ -473,7 +464,7 @@ class GPRStrategy(Strategy):
         ``forest_every`` schedule it, its rows rescored over ``lengthscale_draws`` where
         nothing else changes the step (no ``pending`` row, no portfolio draw)."""
         o = self.options
-        far = escape and self._far_escape(step)
+        far = escape and self.polls.far(step)
         regular = self._portfolio[arm] if arm is not None else (o.acquisition, o.kappa)
         kind, kappa = ("lcb", o.stall_kappa) if escape and not far else regular
         if escape:
@@ -540,7 +531,7 @@ class GPRStrategy(Strategy):
             )
 
         poll, polled = (
-            self._poll_set([t for t in self.trials[self.lineages.start(step) :] if t.ok])
+            self._poll_moves([t for t in self.trials[self.lineages.start(step) :] if t.ok])
             if escape and not plan.far and self.options.escape != "lcb"
             else (np.empty((0, self.space.dims)), "")
         )
@@ -554,7 +545,7 @@ class GPRStrategy(Strategy):
                     rows, scores, sources = self.pool.propose(step, seen, scorer)
                 if plan.far or side is not None:  # another basin, or the trust region, if any
                     keep = (
-                        self._alternate_rows(rows, sources, trials)
+                        self.polls.alternate_rows(rows, sources, trials)
                         if plan.far
                         else self._in_trust(rows, trials, side)
                     )
@@ -693,7 +684,7 @@ class GPRStrategy(Strategy):
         for i, trial in enumerate(trials, start):
             pick = ModelPick.of(trial.info)
             if pick is not None and pick.escape:
-                self.escapes.append(i)
+                self.polls.positions.append(i)
             self.lineages.observe(self.trials, i, self.budget, self._polled_share)
 
     def _stalled(self, step: int | None = None, pending: Sequence[Proposal] = ()) -> bool:
@@ -711,38 +702,23 @@ class GPRStrategy(Strategy):
         if not ok or any(pick is not None and pick.escape for pick in escaping):
             return False
         found = min(ok)[1]
-        polling = self._polishing(len(trials)) and len(self._poll_set([trials[found]])[0]) > 0
-        since = max([found, *(i for i in self.escapes if i < len(trials) and not polling)])
+        polling = self._polishing(len(trials)) and len(self._poll_moves([trials[found]])[0]) > 0
+        since = max([found, *(i for i in self.polls.positions if i < len(trials) and not polling)])
         return len(trials) - 1 - since >= self.options.stall
 
     def plan(self, budget: int | None) -> None:
         self.budget = budget
+
+    def _poll_moves(self, ok: Sequence[Trial]) -> tuple[np.ndarray, str]:
+        """The unmeasured moves an escape from the best of ``ok`` polls, and their source
+        (:meth:`EscapePolls.moves`)."""
+        return self.polls.moves(ok, self.trials, self.is_seen)
 
     def _polishing(self, step: int) -> bool:
         """Whether the step at ``step`` trials is in the budget's last ``polish`` share."""
         if self.budget is None or not self.options.polish:
             return False
         return step >= self.budget - round(self.options.polish * self.budget)
-
-    def _far_escape(self, step: int) -> bool:
-        """With ``escape="far"`` (or ``"coverage"``), whether the escape step at ``step``
-        trials looks far from the best configuration (or in the least measured cell):
-        every second escape (the others poll as ``rotate``)."""
-        if self.options.escape not in ("far", "coverage"):
-            return False
-        return sum(i < step for i in self.escapes) % 2 == 1
-
-    def _alternate_rows(
-        self, rows: np.ndarray, sources: np.ndarray, trials: Sequence[Trial]
-    ) -> np.ndarray:
-        """A mask of the pool's ``rows`` an alternate escape (:meth:`_far_escape`) picks
-        among: far from the best of ``trials`` with ``escape="far"``, else in the least
-        measured cell (:mod:`gpautotune.strategies._gpr_escape`)."""
-        if self.options.escape == "far":
-            best = self.space.to_index([_best(trials).config])[0]
-            return far_from_best(self.space, rows, best)
-        measured = self.space.to_index([t.config for t in trials])
-        return least_covered(self.space, rows, measured, rows[sources == "sample"])
 
     def _forest_row(
         self,
@@ -785,68 +761,8 @@ class GPRStrategy(Strategy):
 
     def _in_trust(self, rows: np.ndarray, trials: Sequence[Trial], side: float) -> np.ndarray:
         """A mask of the ``rows`` in the box of ``side`` around the best of ``trials``."""
-        best = _best(trials)
+        best = best_of(trials)
         if best is None:
             return np.ones(len(rows), dtype=bool)
         center = self.gp_inputs.numeric(self.space.to_index([best.config]))[0]
         return TrustRegion.inside(self.gp_inputs.numeric(rows), center, side)
-
-    def _poll_set(self, ok: Sequence[Trial]) -> tuple[np.ndarray, str]:
-        """Unmeasured valid configurations one parameter away from the best (any level, or
-        the nearest ones as ``poll_levels`` asks: :func:`nearest_levels`); with
-        ``escape="rotate"``, ``"far"``, ``"coverage"`` or ``"cycle"`` only along the
-        parameters the escapes polled least often (:meth:`_polled`). Where none is left,
-        its pair or adjacent moves as ``poll_pairs`` and ``poll_adjacent`` ask. With the
-        moves, the source their picks record: ``poll`` (one or two parameters) or
-        ``adjacent``."""
-        best = _best(ok)
-        row = self.space.to_index([best.config])[0]
-        moves = one_parameter_moves(self.space, row)
-        if len(moves):
-            moves = moves[~self.is_seen(moves)]
-        if not len(moves):  # a complete poll: wider moves, if asked for, else the pool
-            if self.options.poll_pairs:
-                moves = self._wider_moves(self.space.pair_index, row, 0x9A12)
-            if not len(moves) and self.options.poll_adjacent:
-                return self._wider_moves(self.space.adjacent_index, row, 0xAD7), "adjacent"
-            return moves, "poll"
-        if self._nearest_poll(best):
-            moves = nearest_levels(self.space, moves, row)
-        if self.options.escape not in ("rotate", "cycle", "far", "coverage"):
-            return moves, "poll"
-        along = np.argmax(moves != row, axis=1)  # the one parameter each move changes
-        polled = self._polled(best)
-        return moves[polled[along] == polled[along].min()], "poll"
-
-    def _nearest_poll(self, best: Trial) -> bool:
-        """Whether this poll keeps only the nearest levels (``poll_levels``): always with
-        ``nearest``; with ``alternate``, on the first, third, ... escape since ``best``;
-        with ``alternate_any``, on the second, fourth, ..."""
-        levels = self.options.poll_levels
-        if levels in ("alternate", "alternate_any"):
-            return len(self._escapes_since(best)) % 2 == (0 if levels == "alternate" else 1)
-        return levels == "nearest"
-
-    def _escapes_since(self, best: Trial) -> list[int]:
-        """The positions of the escape steps' trials made after ``best`` was measured."""
-        since = next((i for i, t in enumerate(self.trials) if t is best), len(self.trials))
-        return [i for i in self.escapes if i > since]
-
-    def _wider_moves(self, moves_of: Callable, row: np.ndarray, salt: int) -> np.ndarray:
-        """The unmeasured ones of ``moves_of(row, limit, seed)`` (:meth:`Space.pair_index`
-        or :meth:`Space.adjacent_index`): from a seeded sample of ``WIDER_MOVES_MAX``
-        moves where there are more, the seed the run's, its length and ``salt``."""
-        moves = moves_of(row, WIDER_MOVES_MAX, (self.seed or 0, len(self.trials), salt))
-        return moves[~self.is_seen(moves)] if len(moves) else moves
-
-    def _polled(self, best: Trial) -> np.ndarray:
-        """How often the escape steps polled each parameter: with ``escape="rotate"`` (or
-        ``"far"``, ``"coverage"``), the escapes since ``best`` was found, each a move of one
-        parameter from it; with ``"cycle"``, every escape of the run, each a move of one
-        parameter from the best configuration measured before it."""
-        if self.options.escape in ("rotate", "far", "coverage"):
-            escapes = [(i, best) for i in self._escapes_since(best)]
-        else:
-            escapes = [(i, _best(self.trials[:i])) for i in self.escapes]
-        pairs = ((self.trials[i].config, then.config) for i, then in escapes if then is not None)
-        return polled_counts(self.space, pairs)

@@ -292,7 +292,7 @@ def test_escape_state_is_typed_and_read_from_stored_trial_info():
     strategy = GPRStrategy(space, seed=0)
     strategy.tell(trials[:2])
     strategy.tell(trials[2:])
-    assert strategy.escapes == [2]
+    assert strategy.polls.positions == [2]
     assert [t.source for t in trials] == ["initial", "model", "model", "user"]
 
 

@@ -2,14 +2,17 @@ import itertools
 
 import numpy as np
 
+from gpautotune.measurement import Measurement
 from gpautotune.space import Categorical, IntRange, Space
 from gpautotune.strategies._gpr_escape import (
+    EscapePolls,
     far_from_best,
     least_covered,
     nearest_levels,
     one_parameter_moves,
     polled_counts,
 )
+from gpautotune.trial import Trial
 
 
 def test_one_parameter_moves_are_every_valid_level_of_one_parameter_once():
@@ -71,3 +74,39 @@ def test_a_coverage_escape_looks_in_the_least_measured_cell():
     assert keep.sum() == 3
     again = least_covered(space, rows, np.vstack([measured, [0, 0, 1]]), np.empty((0, 3)))
     assert rows[again, 0].min() > 0  # the cell a = 0, c = 1 is measured now
+
+
+def _trials(space: Space, rows: list[tuple[int, ...]], values: list[float]) -> list:
+    configs = space.to_configs(np.array(rows))
+    return [
+        Trial(i, c, Measurement.success(v))
+        for i, (c, v) in enumerate(zip(configs, values, strict=True))
+    ]
+
+
+def test_escape_polls_rotate_to_the_parameters_polled_least_since_the_best():
+    """An escape polls the best's unmeasured one-parameter moves; once an escape since
+    the best moved ``a``, the next polls only ``b`` (polled least); a measured move is
+    never offered; with ``alternate_any`` the second escape since the best keeps only
+    the nearest levels."""
+    space = Space([IntRange("a", 0, 5), IntRange("b", 0, 5)], name="box")
+    trials = _trials(space, [(2, 2), (4, 4), (0, 2)], [1.0, 5.0, 3.0])
+    polls = EscapePolls(space, seed=0)
+
+    def seen(rows: np.ndarray) -> np.ndarray:
+        measured = {tuple(r) for r in space.to_index([t.config for t in trials]).tolist()}
+        return np.array([tuple(r) in measured for r in rows.tolist()])
+
+    moves, source = polls.moves(trials, trials, seen)
+    assert source == "poll" and len(moves) == 9  # 5 levels of a and 5 of b, (0, 2) measured
+    polls.positions.append(2)  # trial 2 escaped from the best along a
+    moves, _ = polls.moves(trials, trials, seen)
+    assert sorted(map(tuple, moves.tolist())) == [(2, b) for b in (0, 1, 3, 4, 5)]
+    nearest = EscapePolls(space, seed=0, levels="alternate_any")
+    nearest.positions.append(2)
+    moves, _ = nearest.moves(trials, trials, seen)
+    assert sorted(map(tuple, moves.tolist())) == [(2, 1), (2, 3)]  # b: the nearest levels
+    assert not EscapePolls(space, seed=0, escape="far").far(2)
+    far = EscapePolls(space, seed=0, escape="far")
+    far.positions.append(2)
+    assert far.far(3) and not far.far(2)
