@@ -73,6 +73,7 @@ from gpautotune.space import (
     valid_set_relations,
 )
 from gpautotune.strategies._base import Proposal, Strategy
+from gpautotune.strategies._gpr_choice import GPChoice
 from gpautotune.strategies._gpr_escape import EscapePolls, best_of, one_parameter_moves
 from gpautotune.strategies._gpr_feasibility import (
     feasibility_model,
@@ -95,7 +96,6 @@ from gpautotune.strategies._registry import register
 from gpautotune.strategies._screening import Screening
 from gpautotune.surrogate import (
     SHORTCUTS,
-    FitReport,
     ForestSurrogate,
     GPSettings,
     GPSurrogate,
@@ -177,9 +177,14 @@ class GPRStrategy(Strategy):
             reference=reference,
         )
         self._portfolio = portfolio(o.portfolio)  # (acquisition, kappa) pairs of hedge
-        #: The GPs ``model_choice`` chooses among (one with ``fixed``), and the one in use.
-        self._gps = [self._surrogate(v) for v in o.gp_variants()]
-        self.gp = self._gps[0]
+        #: The GPs ``model_choice`` chooses among (one with ``fixed``); :attr:`gp` is the
+        #: one the last fit (or restored fit) used.
+        self.choice = GPChoice(
+            [self._surrogate(v) for v in o.gp_variants()],
+            self.gp_settings.fresh_every,
+            o.loo_after,
+        )
+        self.gp = self.choice.gps[0]
         #: The fit whose step left the pool's backlog as it is (None: an empty backlog).
         self._backlog_fit: int | None = None
         #: The initial design of each lineage, by the position where it begins.
@@ -379,7 +384,8 @@ class GPRStrategy(Strategy):
         X, y = self._training_data(trials)
         number = past[-1].number + 1 if past else 0
         own = [f for f in past if f.step >= start]  # a new lineage's first fit is fresh
-        report, variant, loo = self._fit(X, y, (self.seed or 0) * 100_003 + step, own, number)
+        seed = (self.seed or 0) * 100_003 + step
+        self.gp, report, variant, loo = self.choice.fit(X, y, seed, own, number)
         t0 = time.perf_counter()
         escape = self._stalled(step, pending)
         hedge = self.options.acquisition == "hedge" and not escape
@@ -422,39 +428,6 @@ class GPRStrategy(Strategy):
         return [
             Proposal(c, {**common, **p.info()}) for c, p in zip(configs, scored.picks, strict=True)
         ]
-
-    def _fit(
-        self, X: np.ndarray, y: np.ndarray, seed: int, past: Sequence[ModelFit], number: int
-    ) -> tuple[FitReport, int | None, list[float] | None]:
-        """Fit the step's model (warm from the last fit; from fresh starts too on every
-        ``fresh_every``-th): with ``model_choice="loo"``, each variant on a fresh fit, the
-        one whose leave-one-out means rank the values best kept as :attr:`gp` (ties: the
-        earlier; the run's own GP on fewer than ``loo_after`` rows), and the last fit's
-        variant otherwise. Returns the report, the variant (None with one GP) and, on a
-        choice, every variant's score."""
-        fresh = number % self.gp_settings.fresh_every == 0 or not past
-        warm = past[-1].hyperparameters if past else None
-        if len(self._gps) == 1:
-            return self.gp.fit(X, y, seed=seed, warm=warm, fresh=fresh), None, None
-        if not fresh:  # a later fit (number > 0): past holds the last one
-            self.gp = self._gp_of(past[-1])
-            report = self.gp.fit(X, y, seed=seed, warm=warm, fresh=False)
-            return report, self._gps.index(self.gp), None
-        if len(y) < self.options.loo_after:  # too few rows to choose on
-            self.gp = self._gps[0]
-            return self.gp.fit(X, y, seed=seed, warm=warm, fresh=True), 0, None
-        reports, scores = [], []
-        for gp in self._gps:
-            reports.append(gp.fit(X, y, seed=seed, warm=warm, fresh=True))
-            scores.append(round(gp.loo_rank(), 6))
-        variant = int(np.argmax(scores))
-        self.gp = self._gps[variant]
-        return reports[variant], variant, scores
-
-    def _gp_of(self, fit: ModelFit | None) -> GPSurrogate | KrigingSurrogate:
-        """The GP a stored fit used (its variant; the run's own GP when it records none)."""
-        variant = fit.variant if fit is not None and fit.variant is not None else 0
-        return self._gps[variant]
 
     def _plan(self, step: int, escape: bool, arm: int | None, pending: np.ndarray) -> StepPlan:
         """How the model step at ``step`` trials scores and picks (:class:`StepPlan`): a
@@ -648,7 +621,7 @@ class GPRStrategy(Strategy):
         on the trials of its lineage before it (no refit), with its training inputs and
         values."""
         X, y = self._training_data(self.trials[self.lineages.start(fit.step) : fit.step])
-        gp = self._gp_of(fit)
+        gp = self.choice.of(fit)
         gp.restore(X, y, fit.hyperparameters)
         return gp, X, y
 

@@ -854,9 +854,9 @@ def test_loo_model_choice_keeps_the_best_ranked_gp_until_the_next_fresh_fit():
             assert "loo" not in trial.info and fit.variant == kept
     assert {f.variant for _, _, f in steps} == {0, 1, 2}
     strategy = make_strategy("gpr", problem.space, seed=2, **options)
-    priors = [gp.settings.lengthscale_prior for gp in strategy._gps]
+    priors = [gp.settings.lengthscale_prior for gp in strategy.choice.gps]
     assert priors == ["dim_scaled", "unit", "dim_scaled"]
-    assert [gp.settings.output_warp for gp in strategy._gps] == ["none", "none", "copula"]
+    assert [gp.settings.output_warp for gp in strategy.choice.gps] == ["none", "none", "copula"]
     i = next(i for i, _, f in steps if f.variant != 0 and f.number % 4 != 0)
     strategy.tell(result.trials[:i])
     assert strategy.ask(1)[0].config == result.trials[i].config
@@ -923,7 +923,7 @@ def test_an_option_that_cannot_apply_is_refused(options, words):
 
 def test_the_kriging_model_is_fixed_without_being_told():
     strategy = make_strategy("gpr", BoothProblem().space, model="kriging", noise=1e-12)
-    assert len(strategy._gps) == 1 and strategy.options.model_choice == "loo"
+    assert len(strategy.choice.gps) == 1 and strategy.options.model_choice == "loo"
 
 
 class _Tiles(Problem):
@@ -1198,14 +1198,14 @@ def test_variants_name_the_gps_the_loo_choice_scores():
     setting changed, in order; one equal to the run's own is left out."""
     space = _Box().space
     strategy = make_strategy("gpr", space, seed=1, variants=["matern32", "gamma", "rbf"])
-    kernels = [gp.settings.kernel for gp in strategy._gps]
-    priors = [gp.settings.lengthscale_prior for gp in strategy._gps]
+    kernels = [gp.settings.kernel for gp in strategy.choice.gps]
+    priors = [gp.settings.lengthscale_prior for gp in strategy.choice.gps]
     assert kernels == ["matern52", "matern32", "matern52", "rbf"]
     assert priors == ["dim_scaled", "dim_scaled", "gamma", "dim_scaled"]
     assert strategy.settings()["variants"] == ("matern32", "gamma", "rbf")
     assert "variants" not in make_strategy("gpr", space, seed=1).settings()
     same = make_strategy("gpr", space, seed=1, kernel="matern32", variants=["matern32", "unit"])
-    assert len(same._gps) == 2
+    assert len(same.choice.gps) == 2
     options = {**FAST, "loo_after": 0, "fresh_every": 4, "variants": ["matern32", "gamma"]}
     result = tune(BoothProblem(), "gpr", 16, seed=2, strategy_options=options)
     scored = [t.info["loo"] for t in result.trials if "loo" in t.info]

@@ -144,7 +144,7 @@ def test_gpr_settings_keep_the_run_key_shape():
     assert "gradient" not in default
     closed = GPRStrategy(SPACE, seed=0, gradient="closed_form")
     assert closed.settings() == {**default, "gradient": "closed_form"}
-    assert all(gp.settings.gradient == "closed_form" for gp in closed._gps)
+    assert all(gp.settings.gradient == "closed_form" for gp in closed.choice.gps)
     assert "portfolio" not in default
     hedge = GPRStrategy(SPACE, seed=0, acquisition="hedge").settings()
     two = GPRStrategy(SPACE, seed=0, acquisition="hedge", portfolio=["logei", "lcb"]).settings()
