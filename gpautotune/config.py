@@ -18,14 +18,19 @@ from __future__ import annotations
 import inspect
 import os
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from gpautotune.exceptions import ConfigError, DataNotFoundError, format_validation_error
+from gpautotune.exceptions import (
+    ConfigError,
+    DataNotFoundError,
+    format_validation_error,
+    unknown_options,
+)
 from gpautotune.problems import OPT_IN, Problem, import_object, problem_factory
 from gpautotune.space import Space
 from gpautotune.storage import import_csv
@@ -138,7 +143,7 @@ def validate_options(
         fields[name] = (hints.get(name, Any), default)
     unknown = sorted(set(options) - set(fields))
     if unknown:
-        raise ConfigError(f"{where}: unknown option(s) {unknown}; allowed: {sorted(fields)}")
+        raise unknown_options(where, unknown, fields)
     model = create_model(
         f"{where}_options",
         __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True),
@@ -157,10 +162,13 @@ def load_yaml_model(
     what: str,
     keys: str,
     overrides: Sequence[str] = (),
+    replace: Mapping[str, Any] | None = None,
 ) -> M:
     """Read a YAML file and validate it as ``model``; errors name the file and the key.
 
-    ``overrides`` (``dotted.key=value``) are applied before validation.
+    ``overrides`` (``dotted.key=value``) are applied before validation, and so are the
+    top-level values of ``replace`` (as given, not read as YAML: a command line's journal
+    path, say), which the file then need not hold.
 
     Raises:
         DataNotFoundError: the file does not exist.
@@ -180,7 +188,7 @@ def load_yaml_model(
         raise ConfigError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping with keys {keys}")
-    data = apply_overrides(data, overrides)
+    data = {**apply_overrides(data, overrides), **(replace or {})}
     try:
         return model.model_validate(data)
     except ValidationError as exc:

@@ -8,6 +8,8 @@ callers who catch ``ValueError`` or ``FileNotFoundError`` keep working.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from typing import Any, Protocol
 
 __all__ = [
@@ -23,6 +25,7 @@ __all__ = [
     "PeerError",
     "EvaluationError",
     "format_validation_error",
+    "unknown_options",
 ]
 
 
@@ -91,3 +94,14 @@ def format_validation_error(exc: _HasErrors, where: str) -> str:
         )
         lines.append(f"{loc}: {msg}{got}" if loc else msg)
     return "; ".join(lines)
+
+
+def unknown_options(where: str, unknown: Iterable[str], allowed: Iterable[str]) -> ConfigError:
+    """The error for options not among ``allowed``: ``where: unknown option(s) [...]``,
+    the likeliest meant name of each misspelt one (``did you mean``), then every allowed
+    name."""
+    unknown, allowed = sorted(unknown), sorted(allowed)
+    meant = {u: difflib.get_close_matches(u, allowed, n=1) for u in unknown}
+    hints = [f"{u!r} -> {m[0]!r}" for u, m in meant.items() if m]
+    hint = f" (did you mean {', '.join(hints)}?)" if hints else ""
+    return ConfigError(f"{where}: unknown option(s) {unknown}{hint}; allowed: {allowed}")

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from gpautotune.exceptions import ConfigError
+from gpautotune.exceptions import ConfigError, unknown_options
 from gpautotune.strategies import Strategy
 
 __all__ = ["tune_kernel"]
@@ -35,7 +35,7 @@ def _problem(
     allowed = sorted(set(inspect.signature(factory).parameters) - fixed)
     unknown = sorted(set(options) - set(allowed))
     if unknown:
-        raise ConfigError(f"tune_kernel ({lang}): unknown option(s) {unknown}; allowed: {allowed}")
+        raise unknown_options(f"tune_kernel ({lang})", unknown, allowed)
     common = {
         "source": str(kernel_source) if isinstance(kernel_source, Path) else kernel_source,
         "kernel": kernel_name,

@@ -235,8 +235,12 @@ def load_comparison(
     *,
     allow_imports: bool = False,
     only: list[str] | None = None,
+    storage: str | None = None,
 ) -> ComparisonConfig:
     """Read and validate a comparison YAML file, the options of each problem and strategy included.
+
+    ``storage`` (a journal path, ``--db``) replaces the file's ``storage``, which the
+    file then need not give.
 
     A problem named ``package.module:factory`` is imported only with ``allow_imports``
     (the user's opt-in, ``--allow-imports``): a file never runs code it names by itself.
@@ -249,7 +253,11 @@ def load_comparison(
             ``module:factory`` problem without the opt-in.
     """
     config = load_yaml_model(
-        path, ComparisonConfig, "comparison", "problems, strategies, repetitions, budget, storage"
+        path,
+        ComparisonConfig,
+        "comparison",
+        "problems, strategies, repetitions, budget, storage",
+        replace={"storage": storage} if storage is not None else None,
     ).select(only)
     for i, entry in enumerate(config.strategies):
         check_strategy(entry, f"{path}: strategies.{i} ({entry.name})")

@@ -162,14 +162,12 @@ def run_comparison(
         What ran; failed repetitions are listed (with their errors), not raised.
     """
     start = time.perf_counter()
+    path = None if storage is None else journal_path(storage)
+    if path == ":memory:":
+        raise StorageError("a comparison's journal must be a file (its workers share it)")
     config = load_comparison(
-        config_path, allow_imports=allow_imports, only=list(only) if only else None
+        config_path, allow_imports=allow_imports, only=list(only) if only else None, storage=path
     )
-    if storage is not None:
-        path = journal_path(storage)
-        if path == ":memory:":
-            raise StorageError("a comparison's journal must be a file (its workers share it)")
-        config = config.model_copy(update={"storage": path})
     Path(config.storage).expanduser().parent.mkdir(parents=True, exist_ok=True)
     problems = [
         build_problem(s, factory_names=True, allow_imports=allow_imports) for s in config.problems

@@ -36,7 +36,7 @@ from typing import Any, ClassVar, Self, TypeVar
 import pydantic
 from pydantic import ConfigDict, ValidationError
 
-from gpautotune.exceptions import ConfigError, format_validation_error
+from gpautotune.exceptions import ConfigError, format_validation_error, unknown_options
 
 __all__ = ["StrategySettings", "strategy_settings"]
 
@@ -73,7 +73,7 @@ class StrategySettings:
         names = cls.names()
         unknown = sorted(set(options) - set(names))
         if unknown:
-            raise ConfigError(f"{where}: unknown option(s) {unknown}; allowed: {sorted(names)}")
+            raise unknown_options(where, unknown, names)
         try:
             return cls(**options)
         except ValidationError as exc:

@@ -68,6 +68,17 @@ def test_mistakes_name_their_key(tmp_path, change, message):
     assert message in str(info.value)
 
 
+def test_a_journal_given_apart_replaces_the_files_or_stands_in_for_it(tmp_path):
+    """``storage`` (``--db``) replaces the file's journal, and a file without one loads
+    with it; without either the file's missing key is named."""
+    given = str(tmp_path / "other.db")
+    assert load_comparison(_write(tmp_path, BASE), storage=given).storage == given
+    bare = _write(tmp_path, BASE.replace("storage: STORAGE\n", ""))
+    assert load_comparison(bare, storage=given).storage == given
+    with pytest.raises(ConfigError, match="storage: Field required"):
+        load_comparison(bare)
+
+
 def test_only_needs_the_optional_packages_of_the_strategies_it_keeps(tmp_path, monkeypatch):
     """``--only`` drops the other strategies before their options are checked: a peer whose
     package is missing stops the whole file, but not a run of the strategies kept."""

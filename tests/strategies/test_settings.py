@@ -107,9 +107,14 @@ def test_python_and_yaml_refuse_a_bad_option_with_the_same_message(tmp_path, opt
 
 
 def test_unknown_options_are_listed_with_the_allowed_ones(tmp_path):
+    """A misspelt option is named with the likeliest meant one, then every allowed one;
+    a name like none of them gets no guess."""
     message = _python_error(kapa=1.0)
-    assert message.startswith("strategy 'gpr': unknown option(s) ['kapa']; allowed: [")
-    assert "'kappa'" in message
+    assert message.startswith(
+        "strategy 'gpr': unknown option(s) ['kapa'] (did you mean 'kapa' -> 'kappa'?); allowed: ["
+    )
+    assert "'stall_kappa'" in message.partition("allowed: ")[2]
+    assert "did you mean" not in _python_error(zzzzqx=1)
     assert _yaml_error(tmp_path, {"kapa": 1.0}).endswith(message.removeprefix("strategy 'gpr': "))
 
 
