@@ -198,3 +198,26 @@ def test_a_batch_interrupted_twice_still_resumes_into_the_same_run(tmp_path):
         BoothProblem(), "gpr", 14, seed=4, storage=db, batch_size=4, strategy_options=options
     )
     assert [t.config for t in resumed.trials] == [t.config for t in whole.trials]
+
+
+@pytest.mark.parametrize(
+    ("parameters", "constraint"),
+    [
+        ([("x", 0, 3)], "x > 10"),  # counted: a small raw space
+        ([("x", 0, 3), ("y", 0, 10**6)], "x > 10"),  # the plan's enumerated group is empty
+    ],
+)
+@pytest.mark.parametrize("strategy", ["random", "gpr"])
+def test_a_space_that_admits_nothing_is_refused_before_the_run(
+    tmp_path, parameters, constraint, strategy
+):
+    """Constraints that no configuration meets are one error naming them, before any
+    trial or journal run (the strategies would otherwise end at once, or fail inside)."""
+    from gpautotune.exceptions import SpaceError
+    from gpautotune.space import IntRange, Space
+
+    space = Space([IntRange(*p) for p in parameters], [constraint])
+    db = tmp_path / "j.db"
+    with pytest.raises(SpaceError, match=r"the constraints \['x > 10'\] admit no configuration"):
+        tune(lambda c: float(c["x"]), strategy, 5, space=space, storage=str(db))
+    assert not db.exists() or not Journal(str(db)).runs()
