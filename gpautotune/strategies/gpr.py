@@ -270,9 +270,13 @@ class GPRStrategy(Strategy):
         later lineage, the first ``restart_init`` of another sample (seeded by the run's
         seed and ``start``) that the trials before it did not measure."""
         design = self._designs.get(start)
-        if design is None and start == 0:
+        if design is None and start == 0:  # all there are, where fewer than ``n_init``
             design = sample_index(
-                self.space, self.n_init, method=self.options.init_method, seed=self.seed
+                self.space,
+                self.n_init,
+                method=self.options.init_method,
+                seed=self.seed,
+                strict=False,
             )
         elif design is None:
             size = self.lineages.design_size(start)

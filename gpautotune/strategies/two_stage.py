@@ -107,6 +107,8 @@ class TwoStage(StepwiseStrategy):
             models.append(fitted)
         self._errors = (residuals**2).tolist()
         pool = self._pool()
+        if not len(pool):  # every valid configuration measured: nothing to rank
+            return False
         mean = np.mean([m(self.space.encode(pool)) for m in models], axis=0)
         order = np.argsort(mean, kind="stable")
         self._order = [(pool[i], float(mean[i])) for i in order]

@@ -152,6 +152,27 @@ def test_everything_failing_terminates(name: str) -> None:
     _check_trials(problem, result, 15)
 
 
+@pytest.mark.parametrize("name", STRATEGIES)
+def test_a_space_smaller_than_the_design_is_measured_whole(name: str) -> None:
+    """Three valid configurations, a budget of 8 and designs of 10 or more: every
+    strategy measures the three, each once, and stops (GPR's initial design once
+    refused a space with fewer configurations than ``n_init``; two-stage once failed
+    ranking an empty pool)."""
+    space = Space([IntRange("x", 0, 9), IntRange("y", 0, 9)], ["x + y <= 1"])
+    result = tune(
+        lambda c: float((c["x"] - 1) ** 2 + c["y"]),
+        name,
+        8,
+        space=space,
+        strategy_options=FAST.get(name),
+    )
+    measured = sorted((t.config["x"], t.config["y"]) for t in result.trials)
+    if name == "round-robin":  # a one-shot rule: one configuration is its whole run
+        assert len(measured) == 1
+        return
+    assert measured == [(0, 0), (0, 1), (1, 0)]
+
+
 def test_suite_covers_the_baselines() -> None:
     expected = {
         "random",

@@ -30,20 +30,30 @@ __all__ = ["KernelSpec", "Objective", "kernel_spec", "read_source"]
 def read_source(source: str | Path) -> tuple[str, str | None]:
     """The kernel text and its file (``None`` when ``source`` is the code itself).
 
-    A string with a line break is code; anything else is a path.
+    A string with a line break is code, and so is one that names no file but holds a
+    brace (a kernel's body: ``__kernel void k(...) { ... }`` on one line); anything else
+    is a path.
 
     Raises:
         ConfigError: a path that does not exist.
     """
-    if isinstance(source, str) and "\n" in source:
+    if isinstance(source, str) and ("\n" in source or ("{" in source and not _is_file(source))):
         return source, None
     path = Path(source)
-    if not path.is_file():
+    if not _is_file(path):
         raise ConfigError(
             f"source: no file {str(path)!r} (give a path, relative to the working directory, "
             "or the kernel's code itself)"
         )
     return path.read_text(), str(path.resolve())
+
+
+def _is_file(path: str | Path) -> bool:
+    """Whether ``path`` names a file (False for a name the system refuses, too long say)."""
+    try:
+        return Path(path).is_file()
+    except OSError:
+        return False
 
 
 @dataclass(frozen=True)

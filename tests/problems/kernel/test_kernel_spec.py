@@ -240,3 +240,19 @@ def test_a_source_file_is_read_and_its_hash_identifies_the_run(tmp_path):
     assert (
         first["source"] == str(path.resolve()) and first["source_sha256"] != second["source_sha256"]
     )
+
+
+def test_a_kernel_on_one_line_is_code_and_a_missing_file_is_named(tmp_path):
+    """Code with a line break or a brace (a one-line kernel) is the kernel itself; an
+    existing file is read; anything else is a missing file, named, however long."""
+    from gpautotune.problems.kernel._spec import read_source
+
+    one_line = "__kernel void k(__global float* a) { a[0] = 1.0f; }"
+    assert read_source(one_line) == (one_line, None)
+    assert read_source("void k()\n{}") == ("void k()\n{}", None)
+    path = tmp_path / "k{1}.cl"  # a file whose name holds a brace is still read
+    path.write_text("__kernel void k() {}")
+    assert read_source(str(path)) == ("__kernel void k() {}", str(path.resolve()))
+    for missing in ("kernels/missing.cl", "x" * 400):
+        with pytest.raises(ConfigError, match="source: no file"):
+            read_source(missing)
