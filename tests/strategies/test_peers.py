@@ -445,3 +445,22 @@ def test_smac_model_sees_crashes_at_the_worst_finite_cost() -> None:
     build({"a": TrialValue(cost=2.0), "b": TrialValue(cost=np.inf), "c": TrialValue(cost=3.0)})
     build({"a": TrialValue(cost=np.inf), "b": TrialValue(cost=np.inf)})  # nothing measured
     assert seen == [[2.0, 3.0, 3.0], [1.0, 1.0]]
+
+
+@pytest.mark.parametrize("name", ["smac-hpo", "smac-random"])
+def test_a_space_smaller_than_the_budget_ends_the_run(name: str) -> None:
+    """Three valid configurations and a budget of 8: SMAC3 measures distinct valid ones
+    and the run ends when it has none left to propose (its
+    ConfigurationSpaceExhaustedException once went through the run). (The other peers
+    end at the cap of answers without budget: test_fair_rules_stop_at_the_cap_...)"""
+    space = Space([IntRange("x", 0, 9), IntRange("y", 0, 9)], ["x + y <= 1"])
+    result = tune(
+        lambda c: float((c["x"] - 1) ** 2 + c["y"]),
+        name,
+        8,
+        space=space,
+        seed=5,
+        strategy_options=OPTIONS.get(name),
+    )
+    keys = space.row_keys(space.to_index([t.config for t in result.trials])).tolist()
+    assert 1 <= len(keys) == len(set(keys)) <= 3

@@ -188,8 +188,13 @@ class SmacStrategy(PeerStrategy):
         )
         self._crash_cost = scenario.crash_cost
 
-    def _peer_ask(self) -> PeerAsk:
-        info = self._smac.ask()
+    def _peer_ask(self) -> PeerAsk | None:
+        from smac.main.exceptions import ConfigurationSpaceExhaustedException
+
+        try:
+            info = self._smac.ask()
+        except ConfigurationSpaceExhaustedException:  # every configuration it can draw told
+            return None
         values = dict(info.config)
         return PeerAsk({n: values.get(n) for n in self._names}, info)
 
