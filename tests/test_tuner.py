@@ -221,3 +221,17 @@ def test_a_space_that_admits_nothing_is_refused_before_the_run(
     with pytest.raises(SpaceError, match=r"the constraints \['x > 10'\] admit no configuration"):
         tune(lambda c: float(c["x"]), strategy, 5, space=space, storage=str(db))
     assert not db.exists() or not Journal(str(db)).runs()
+
+
+def test_a_strategy_made_for_another_space_is_refused_by_name():
+    """A strategy instance made for other parameters is one error naming both sets,
+    before the run opens (it failed at its first proposal with a configuration error)."""
+    from gpautotune.exceptions import ConfigError
+    from gpautotune.space import IntRange, Space
+    from gpautotune.strategies import make_strategy
+
+    other = make_strategy("random", Space([IntRange("y", 0, 9)]))
+    with pytest.raises(ConfigError, match=r"made for the parameters \['y'\], the problem has"):
+        tune(BoothProblem(), other, 5)
+    same = make_strategy("random", BoothProblem().space, seed=1)
+    assert len(tune(BoothProblem(), same, 5).trials) == 5

@@ -174,6 +174,12 @@ class TuningRun:
             )
         elif strategy_options:
             raise ConfigError("strategy_options only apply to a strategy given by name")
+        elif set(strategy.space.names) != set(self.space.names):
+            raise ConfigError(
+                f"the strategy was made for the parameters {strategy.space.names}, the "
+                f"problem has {self.space.names}: make it for the problem's space "
+                "(make_strategy(name, problem.space)) or give its name"
+            )
         self.strategy = strategy
         self.budget = budget
         strategy.plan(budget)
