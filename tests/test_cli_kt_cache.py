@@ -114,3 +114,29 @@ def test_bad_input_is_one_line_exit_2(tmp_path, make, message):
     assert "Traceback" not in result.output
     assert len(result.output.strip().splitlines()) == 1
     assert len(result.output) < 600
+
+
+def test_explain_rebuilds_a_compared_tables_space_from_the_catalog(cache, tmp_path):
+    """A replayed table's run stores the table's name as its problem, which the registry
+    does not know, and a space with a row predicate its text cannot rebuild: `explain`
+    rebuilds it from the section the comparison recorded (it once asked for space=)."""
+    from gpautotune.analysis.explain import catalog_section, run_space
+    from gpautotune.exceptions import ConfigError
+    from gpautotune.problems.kt_cache import kt_cache_problem
+    from gpautotune.storage import Journal
+    from gpautotune.tuner import tune
+
+    _, path = cache
+    problem, db = kt_cache_problem(str(path), label="small"), tmp_path / "c.db"
+    tune(problem, "gpr", 14, seed=1, storage=str(db))
+    with Journal(str(db)) as journal:
+        record = journal.runs()[-1]
+        with pytest.raises(ConfigError, match="cannot rebuild the search space"):
+            run_space(record, catalog_section(db, record))  # no catalog yet
+        section = {"name": "kt-cache", "path": str(path), "label": "small"}
+        journal.record_problem(problem.name, problem.describe(), section, problem.optimum)
+    assert catalog_section(db, record) == section
+    assert run_space(record, section).describe() == problem.space.describe()
+    out = runner.invoke(app, ["explain", str(db), "--paths", "2", "--out", str(tmp_path / "x")])
+    assert out.exit_code == 0, out.output
+    assert "chart:" in out.output and list((tmp_path / "x").glob("*.csv"))

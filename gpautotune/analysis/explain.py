@@ -15,7 +15,7 @@ import inspect
 import json
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -73,12 +73,14 @@ def load_run(
         return journal.get_run(run_id), journal.trials(run_id)
 
 
-def run_space(record: RunRecord) -> Space:
+def run_space(record: RunRecord, section: Mapping[str, Any] | None = None) -> Space:
     """The run's search space, rebuilt from its stored description, else from its problem.
 
     A space whose predicates or derived quantities are Python callables cannot be
     rebuilt from text; it is then rebuilt by the problem registry from the stored
-    problem settings (and checked against the stored description).
+    problem settings, or from the comparison's ``section`` that built the problem (its
+    catalog entry: a replayed table named after the table, say), and checked against the
+    stored description.
     """
     spec = record.settings["space"]
     try:
@@ -98,24 +100,43 @@ def run_space(record: RunRecord) -> Space:
         )
     except GPAutotuneError as exc:
         reason = str(exc)
+    from gpautotune.config import Section, build_problem
     from gpautotune.problems import problem_factory
 
+    rebuilt = []
     try:
         factory, extra = problem_factory(record.problem)
         accepted = inspect.signature(factory).parameters
         options = {
             k: v for k, v in record.settings["problem"].items() if k in accepted and k != "variant"
         }
-        space = factory(**extra, **options).space
+        rebuilt.append((f"problem {record.problem!r}", factory(**extra, **options).space))
     except (GPAutotuneError, TypeError) as exc:
         reason += f"; problem {record.problem!r}: {exc}"
-    else:
+    if section is not None:
+        try:
+            problem = build_problem(Section(**section), factory_names=True)
+            rebuilt.append((f"section {dict(section)}", problem.space))
+        except (GPAutotuneError, TypeError) as exc:
+            reason += f"; its comparison's section: {exc}"
+    for what, space in rebuilt:
         if json.loads(json.dumps(space.describe())) == spec:
             return space
-        reason += f"; problem {record.problem!r} rebuilds a different space"
+        reason += f"; {what} rebuilds a different space"
     raise ConfigError(
-        f"cannot rebuild the search space of run {record.id} ({reason}); pass space=... explicitly"
+        f"cannot rebuild the search space of run {record.id} ({reason}); pass space= to explain_run"
     )
+
+
+def catalog_section(db_path: str | os.PathLike[str], record: RunRecord) -> Mapping[str, Any] | None:
+    """The section a comparison built ``record``'s problem from (its journal's catalog),
+    or None where the journal has none."""
+    with Journal(db_path, read_only=True) as journal:
+        catalog = journal.problem_catalog()
+    for (problem, settings), entry in catalog.items():
+        if problem == record.problem and json.loads(settings) == record.settings.get("problem"):
+            return entry.section
+    return None
 
 
 def _dependency_order(derived: dict[str, str], names: list[str]) -> dict[str, str]:
@@ -213,7 +234,7 @@ def explain_run(
     step = progress or (lambda i, what: None)
     step(0, "reading the run and rebuilding its space")
     record, trials = load_run(db_path, run_id)
-    space = run_space(record) if space is None else space
+    space = run_space(record, catalog_section(db_path, record)) if space is None else space
     step(1, f"fitting the GP to run {record.id}'s {sum(t.ok for t in trials)} ok trials")
     strategy = fit_run_surrogate(record, space, trials)
     step(2, f"Sobol indices over {paths} posterior paths ({n} points, {bootstrap} resamples)")
