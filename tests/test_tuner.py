@@ -221,6 +221,8 @@ def test_a_space_that_admits_nothing_is_refused_before_the_run(
     with pytest.raises(SpaceError, match=r"the constraints \['x > 10'\] admit no configuration"):
         tune(lambda c: float(c["x"]), strategy, 5, space=space, storage=str(db))
     assert not db.exists() or not Journal(str(db)).runs()
+    with pytest.raises(SpaceError, match="admit no configuration"):  # the ask/tell API too
+        TuningRun(space, strategy, budget=5)
 
 
 def test_a_strategy_made_for_another_space_is_refused_by_name():

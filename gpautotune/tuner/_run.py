@@ -13,6 +13,7 @@ from gpautotune.exceptions import (
     BudgetError,
     ConfigError,
     GPAutotuneError,
+    SpaceError,
     StorageError,
 )
 from gpautotune.measurement import Measurement
@@ -114,6 +115,30 @@ def name_clash(journal: Journal, spec: RunSpec) -> RunRecord | None:
     )
 
 
+#: Raw spaces up to this size are counted before a run, to refuse one with no valid
+#: configuration (a few milliseconds); larger ones rely on the constraint groups' plan.
+EMPTY_CHECK_LIMIT = 1 << 17
+
+
+def _check_space(space: Space) -> None:
+    """Refuse a space whose constraints admit no configuration: seen by its sampling plan
+    (an enumerated constraint group with no valid combination), or counted where the raw
+    space is small.
+
+    Raises:
+        SpaceError: naming the constraints.
+    """
+    empty = space.sampling_plan.empty or (
+        space.is_enumerable(EMPTY_CHECK_LIMIT) and not len(space.enumerate_index(EMPTY_CHECK_LIMIT))
+    )
+    if empty:
+        texts = [c.text for c in space.constraints]
+        raise SpaceError(
+            f"the constraints {texts} admit no configuration of the space's parameters: "
+            "loosen them or widen the parameters' ranges (`gpautotune space` counts them)"
+        )
+
+
 class TuningRun:
     """A resumable run with an ask/tell API, for code that runs its own evaluations.
 
@@ -146,6 +171,7 @@ class TuningRun:
 
     Raises:
         StorageError: the run exists and ``load_if_exists`` is False.
+        SpaceError: the space's constraints admit no configuration.
     """
 
     def __init__(
@@ -168,6 +194,7 @@ class TuningRun:
             raise ConfigError("problem_name names a bare Space; a Problem has its own name")
         self.problem = target if isinstance(target, Problem) else None
         self.space = target.space if isinstance(target, Problem) else target
+        _check_space(self.space)  # before the strategy is built or the journal opened
         if isinstance(strategy, str):
             strategy = make_strategy(
                 strategy, self.space, seed=seed, **dict(strategy_options or {})

@@ -6,7 +6,7 @@ import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from gpautotune.exceptions import ConfigError, EvaluationError, SpaceError
+from gpautotune.exceptions import ConfigError, EvaluationError
 from gpautotune.execution import Evaluator
 from gpautotune.problems import Problem
 from gpautotune.problems.function import Objective, as_problem
@@ -20,29 +20,6 @@ __all__ = ["FIRST_CRASHES", "tune"]
 
 #: The first evaluations of a run that, all raising the same exception, stop :func:`tune`.
 FIRST_CRASHES = 3
-
-#: Raw spaces up to this size are counted before a run, to refuse one with no valid
-#: configuration (a few milliseconds); larger ones rely on the constraint groups' plan.
-EMPTY_CHECK_LIMIT = 1 << 17
-
-
-def _check_space(space: Space) -> None:
-    """Refuse a space whose constraints admit no configuration: seen by its sampling plan
-    (an enumerated constraint group with no valid combination), or counted where the raw
-    space is small.
-
-    Raises:
-        SpaceError: naming the constraints.
-    """
-    empty = space.sampling_plan.empty or (
-        space.is_enumerable(EMPTY_CHECK_LIMIT) and not len(space.enumerate_index(EMPTY_CHECK_LIMIT))
-    )
-    if empty:
-        texts = [c.text for c in space.constraints]
-        raise SpaceError(
-            f"the constraints {texts} admit no configuration of the space's parameters: "
-            "loosen them or widen the parameters' ranges (`gpautotune space` counts them)"
-        )
 
 
 def _check_first_crashes(run: TuningRun) -> None:
@@ -129,7 +106,6 @@ def tune(
             " evaluates one configuration at a time with the problem's default evaluator"
         )
     problem = as_problem(problem, space)
-    _check_space(problem.space)
     problem.check()  # a set-up that cannot measure anything fails here, not trial by trial
     run = TuningRun(
         problem,
