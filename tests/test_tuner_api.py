@@ -11,6 +11,7 @@ from gpautotune.exceptions import ConfigError, EvaluationError, StorageError
 from gpautotune.problems import BoothProblem, Problem
 from gpautotune.space import IntRange, Space
 from gpautotune.storage import Journal, trials_frame
+from gpautotune.storage._records import space_changes
 from gpautotune.tuner import name_clash, run_spec
 
 SPACE = Space([IntRange("x", -5, 5), IntRange("y", -5, 5)], constraints=["x + y <= 6"])
@@ -150,6 +151,35 @@ def test_load_if_exists_false_refuses_to_resume(tmp_path):
         tune(BoothProblem(), "random", 4, seed=1, storage=db, label="first", load_if_exists=False)
     fresh = tune(BoothProblem(), "random", 4, seed=1, storage=db, label="second")
     assert fresh.run_id == 2
+
+
+def test_a_run_resumed_on_another_space_is_refused_naming_the_change(tmp_path):
+    db = tmp_path / "r.db"
+    tune(quadratic, "random", 4, space=SPACE, seed=0, storage=db)
+    narrowed = Space([IntRange("x", -5, 5), IntRange("y", -5, 5)], constraints=["x + y <= 2"])
+    with pytest.raises(StorageError, match=r"constraint 'x \+ y <= 2' added.*another name"):
+        tune(quadratic, "random", 6, space=narrowed, seed=0, storage=db)
+    wider = Space([IntRange("x", -9, 5), IntRange("y", -5, 5)], constraints=["x + y <= 6"])
+    with pytest.raises(StorageError, match="parameter 'x' changed"):
+        tune(quadratic, "random", 6, space=wider, seed=0, storage=db)
+    TuningRun(SPACE, "random", storage=db, seed=0, problem_name="mine").finish()
+    with pytest.raises(StorageError, match="parameter 'x' changed"):
+        TuningRun(wider, "random", storage=db, seed=0, problem_name="mine")
+    assert len(Journal(db).trials(1)) == 4 and Journal(db).get_run(1).budget == 4
+    other = tune(quadratic, "random", 6, space=narrowed, seed=0, storage=db, label="narrowed")
+    assert other.run_id == 3 and all(t.config["x"] + t.config["y"] <= 2 for t in other.trials)
+    assert tune(quadratic, "random", 6, space=SPACE, seed=0, storage=db).run_id == 1
+
+
+def test_space_changes_ignore_fields_an_older_journal_lacks():
+    now = SPACE.describe()
+    old = {k: v for k, v in now.items() if k not in ("model_inputs", "derived")}
+    assert space_changes(old, now) == []
+    grown = Space([IntRange("x", -5, 5), IntRange("y", -5, 5), IntRange("z", 0, 1)])
+    assert space_changes(now, grown.describe()) == [
+        "parameter 'z' added",
+        "constraint 'x + y <= 6' removed",
+    ]
 
 
 def test_a_name_used_with_other_settings_is_a_clash(tmp_path):

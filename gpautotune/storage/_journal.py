@@ -42,6 +42,7 @@ from gpautotune.storage._records import (
     dumps,
     package_versions,
     placeless_key,
+    space_changes,
 )
 from gpautotune.storage._schema import HINTS, SCHEMA
 from gpautotune.storage._url import journal_path
@@ -165,6 +166,7 @@ class Journal:
     def _open_run(self, spec: RunSpec, budget: int | None) -> RunRecord:
         existing = self.find(spec)
         if existing is not None:
+            self._check_space(existing, spec)
             if budget is not None and budget != existing.budget:
                 self._conn.execute(
                     "UPDATE runs SET budget=?, status='running' WHERE id=?", (budget, existing.id)
@@ -310,6 +312,20 @@ class Journal:
 
     def _columns(self, table: str) -> list[str]:
         return [row[1] for row in self._conn.execute(f"PRAGMA table_info({table})")]
+
+    def _check_space(self, existing: RunRecord, spec: RunSpec) -> None:
+        """Refuse to resume a run whose stored space differs from ``spec``'s (a function
+        tuned again with a constraint added or a range widened: its trials and best would
+        belong to another space)."""
+        changes = space_changes(self.get_run(existing.id).settings.get("space", {}), spec.space)
+        if changes:
+            more = f"; and {len(changes) - 4} more" if len(changes) > 4 else ""
+            shown = "; ".join(changes[:4]) + more
+            raise StorageError(
+                f"run {existing.id} ({existing.describe()}) in {self.path!r} was made on another "
+                f"search space ({shown}): resume it with the space it was made on, or give the "
+                "new run another name (label=, --name) or journal (storage=, --db)"
+            )
 
     def _check_data(self, record: RunRecord, digest: str | None) -> None:
         """Record the run's data digest, or refuse other data than the run was made from."""

@@ -51,6 +51,32 @@ def dumps(value: Any) -> str:
     return json.dumps(value, default=_json_default, sort_keys=True)
 
 
+def space_changes(stored: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
+    """What differs between a run's stored space description and ``now``'s (both as
+    ``Space.describe()`` gives them): parameters added, removed or changed, constraints
+    added or removed, derived quantities and model inputs changed. Fields that only one
+    of the two holds (a journal written by an older version) are not compared."""
+    stored, now = json.loads(dumps(stored)), json.loads(dumps(now))
+    changes: list[str] = []
+    before = {p["name"]: p for p in stored.get("parameters", [])}
+    after = {p["name"]: p for p in now.get("parameters", [])}
+    changes += [f"parameter {n!r} added" for n in after if n not in before]
+    changes += [f"parameter {n!r} removed" for n in before if n not in after]
+    changes += [
+        f"parameter {n!r} changed ({before[n]} -> {after[n]})"
+        for n in after
+        if n in before and before[n] != after[n]
+    ]
+    for field_name, what in (("constraints", "constraint"), ("model_inputs", "model input")):
+        if field_name in stored and field_name in now:
+            old, new = stored[field_name], now[field_name]
+            changes += [f"{what} {c!r} added" for c in new if c not in old]
+            changes += [f"{what} {c!r} removed" for c in old if c not in new]
+    if "derived" in stored and "derived" in now and stored["derived"] != now["derived"]:
+        changes.append(f"derived quantities changed ({stored['derived']} -> {now['derived']})")
+    return changes
+
+
 #: Problem settings that say where a replayed table was read from (replay ``source``,
 #: Kernel Tuner cache ``path``), not what it holds: the data digest says that.
 LOCATION_SETTINGS = frozenset({"source", "path"})
