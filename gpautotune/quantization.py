@@ -2,7 +2,7 @@
 
 Example::
 
-    from gpautotune.quantization import search_policy
+    from gpautotune.quantization import load_packed, search_policy
 
     result = search_policy(model, val_loader, size_limit=0.09, budget=245, strategy="gpr")
     print(result.policy, result.size_bytes, result.accuracy)
@@ -190,7 +190,8 @@ def search_policy(
 
     Args:
         model: a trained classifier.
-        val_loader: validation batches ``(inputs, targets)``.
+        val_loader: validation batches ``(inputs, targets)``, re-iterable (a list or a
+            DataLoader: it is read once per policy).
         size_limit: bytes (int), a fraction of the float32 weight size (float < 1), or
             None for no limit (size in the objective only).
         bits: allowed bit widths, for all layers or per layer name.
@@ -202,7 +203,8 @@ def search_policy(
         device: where to evaluate (default CUDA when available).
         storage: a journal path (resumable) or :class:`~gpautotune.storage.Journal`.
         seed: the strategy's seed; also seeds the fine-tune (0 when None).
-        layers: module names to quantize (default every Conv*d and Linear).
+        layers: module names to quantize (default every Conv*d and Linear); of layers
+            sharing one weight tensor (tied weights), name only one.
         method: ``"uniform"`` or ``"kmeans"``.
         metric: ``"top1"`` or ``"top5"`` for the objective.
         callback: ``callback(trial, run)`` after each stored trial (progress).

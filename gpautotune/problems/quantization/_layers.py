@@ -53,7 +53,8 @@ def find_layers(model: nn.Module, layers: Sequence[str] | None = None) -> tuple[
         layers: module names to quantize; default every ``Conv*d`` and ``Linear``.
 
     Raises:
-        ConfigError: a named layer does not exist or has no weight; no layer found.
+        ConfigError: a named layer does not exist or has no weight; selected layers
+            share one weight tensor (tied weights); no layer found.
     """
     modules = dict(model.named_modules())
     if layers is None:
@@ -81,7 +82,24 @@ def find_layers(model: nn.Module, layers: Sequence[str] | None = None) -> tuple[
         raise ConfigError(
             "the model has no quantizable layer (Conv*d or Linear); name them with `layers`"
         )
+    _refuse_tied(modules, names)
     return tuple(out)
+
+
+def _refuse_tied(modules: dict[str, nn.Module], names: Sequence[str]) -> None:
+    """Raise if two of ``names`` hold one weight tensor: their bit widths would clash."""
+    owners: dict[int, list[str]] = {}
+    for name in names:
+        weight = modules[name].weight
+        if weight.numel():
+            owners.setdefault(weight.data_ptr(), []).append(name)
+    tied = [" and ".join(map(repr, group)) for group in owners.values() if len(group) > 1]
+    if tied:
+        raise ConfigError(
+            f"layers {'; '.join(tied)} share one weight tensor (tied weights), so they "
+            "cannot get different bit widths; list only one layer of each group in `layers` "
+            "(its bit width then applies to the shared weight)"
+        )
 
 
 def parameter_names(layer_names: Sequence[str]) -> tuple[str, ...]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -34,6 +34,15 @@ def model_fingerprint(model: nn.Module) -> str:
     return digest.hexdigest()
 
 
+def _require_reiterable(loader: Iterable[Any], what: str) -> None:
+    """Every policy reads the loader again: a one-pass iterator would be empty after one."""
+    if isinstance(loader, Iterator):
+        raise ConfigError(
+            f"{what} is a one-pass iterator or generator ({type(loader).__name__}), but it is "
+            "read once per policy; give a re-iterable loader: a list of batches or a DataLoader"
+        )
+
+
 class QuantizationProblem(Problem):
     """Choose a weight bit width per layer; minimise the accuracy loss under a size limit,
     or a weighted sum of accuracy loss and size.
@@ -58,11 +67,13 @@ class QuantizationProblem(Problem):
 
     Args:
         model: a trained classifier (any ``nn.Module`` returning logits).
-        val_loader: validation batches ``(inputs, targets)``.
+        val_loader: validation batches ``(inputs, targets)``, re-iterable (a list or a
+            DataLoader: it is read once per policy).
         size_limit: bytes (int), a fraction of the quantizable weights' float32 size, or
             None for no limit (then ``size_weight`` must be positive).
         bits: allowed bit widths, for every layer or per layer name.
-        layers: module names to quantize (default every ``Conv*d`` and ``Linear``).
+        layers: module names to quantize (default every ``Conv*d`` and ``Linear``); of
+            layers sharing one weight tensor (tied weights), name only one.
         quantizer: method and fine-tune settings (default: uniform, no fine-tune).
         train_loader: training batches for the fine-tune.
         metric: ``"top1"`` or ``"top5"`` (more than five classes) for the objective.
@@ -71,7 +82,8 @@ class QuantizationProblem(Problem):
         size_weight: ``w`` of the size term (0: accuracy loss only).
 
     Raises:
-        ConfigError: a negative ``size_weight``, or neither a limit nor a size weight.
+        ConfigError: a negative ``size_weight``, or neither a limit nor a size weight; a
+            loader that can be iterated only once (a generator or iterator).
     """
 
     name = "quantization"
@@ -97,6 +109,9 @@ class QuantizationProblem(Problem):
             raise ConfigError(
                 "give a size_limit, a positive size_weight (size in the objective), or both"
             )
+        _require_reiterable(val_loader, "val_loader")
+        if train_loader is not None:
+            _require_reiterable(train_loader, "train_loader")
         self.size_weight = float(size_weight)
         self.quantizer = quantizer or Quantizer()
         self.policies = PolicySpace.build(

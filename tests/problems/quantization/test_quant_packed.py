@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 import torch
 from torch import nn
@@ -71,3 +73,20 @@ def test_a_packed_file_refuses_another_model_and_other_files(tmp_path) -> None:
         load_packed(tmp_path / "other.pt")
     with pytest.raises(DataNotFoundError):
         load_packed(tmp_path / "none.gpq")
+
+
+def test_the_module_docstring_example_runs(model, loaders, tmp_path, monkeypatch) -> None:
+    """The example shown by docs/api/quantization.md, as written (a small budget)."""
+    import gpautotune.quantization as gq
+
+    lines = gq.__doc__.split("Example::\n")[1].splitlines()
+    end = next(i for i, line in enumerate(lines) if line and not line.startswith(" "))
+    search = gq.search_policy
+    small = {"budget": 4, "n_init": 2, "size_limit": 0.3, "seed": 0, "device": "cpu"}
+    monkeypatch.setattr(gq, "search_policy", lambda *a, **kw: search(*a, **{**kw, **small}))
+    monkeypatch.chdir(tmp_path)
+    scope = {"model": model, "val_loader": loaders[1]}
+    exec(textwrap.dedent("\n".join(lines[:end])), scope)
+    assert scope["packed"].weight_bytes == scope["result"].size_bytes
+    x = torch.randn(4, 1, 8)
+    assert torch.equal(scope["same"](x), scope["small"](x))

@@ -146,3 +146,35 @@ def test_size_weight_with_a_limit_and_bad_settings(model: nn.Module, loaders) ->
         QuantizationProblem(model, loaders[1], size_limit=None, device="cpu")
     with pytest.raises(ConfigError, match="size_weight"):
         QuantizationProblem(model, loaders[1], size_limit=0.12, size_weight=-1.0, device="cpu")
+
+
+def test_layers_sharing_one_weight_are_refused(loaders) -> None:
+    """Tied layers would be charged one size each yet quantized to the last one's bits."""
+    torch.manual_seed(0)
+    model = nn.Sequential(
+        nn.Flatten(), nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 8), nn.Linear(8, 6)
+    )
+    model[3].weight = model[1].weight
+    with pytest.raises(ConfigError, match=r"'1' and '3' share one weight tensor.*list only one"):
+        QuantizationProblem(model, loaders[1], size_limit=0.5, device="cpu")
+    with pytest.raises(ConfigError, match="'3' and '1'"):
+        QuantizationProblem(model, loaders[1], size_limit=0.5, layers=["3", "1"], device="cpu")
+    one = QuantizationProblem(model, loaders[1], size_limit=0.5, layers=["1", "4"], device="cpu")
+    assert one.layers == ["1", "4"]
+    untied = copy.deepcopy(model)
+    untied[3].weight = nn.Parameter(model[1].weight.detach().clone())  # equal, not shared
+    separate = QuantizationProblem(untied, loaders[1], size_limit=0.5, device="cpu")
+    assert separate.layers == ["1", "3", "4"]
+
+
+def test_a_one_pass_loader_is_refused(model: nn.Module, loaders) -> None:
+    """Every policy reads the loaders again; an iterator would be empty after the first."""
+    batches = list(loaders[1])
+    for once in (iter(batches), (b for b in batches)):
+        with pytest.raises(ConfigError, match="val_loader .*re-iterable"):
+            QuantizationProblem(model, once, size_limit=0.12, device="cpu")
+    q = Quantizer(finetune_steps=2)
+    with pytest.raises(ConfigError, match="train_loader .*re-iterable"):
+        QuantizationProblem(
+            model, batches, size_limit=0.12, quantizer=q, train_loader=iter(batches), device="cpu"
+        )
