@@ -10,6 +10,7 @@ and is validated against the baseline's checksum.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import shutil
 import statistics
@@ -35,6 +36,10 @@ PRESETS = ("small", "thesis")
 _SOURCE_LIMIT = 1_000_000
 
 
+def _positive_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
 def _resolve_sizes(
     kernel_sizes: Mapping[str, Any],
     preset_sizes: Mapping[str, Any],
@@ -45,7 +50,7 @@ def _resolve_sizes(
     for key, value in dict(overrides or {}).items():
         if key not in kernel_sizes:
             raise ConfigError(f"spapt/{name} has no size {key!r}; sizes: {sorted(kernel_sizes)}")
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        if not _positive_int(value):
             raise ConfigError(f"spapt/{name}: size {key} must be a positive integer, got {value!r}")
         sizes[key] = value
     return sizes
@@ -95,6 +100,10 @@ class SpaptProblem(Problem):
             raise ConfigError(f"spapt: preset must be one of {PRESETS}, got {preset!r}")
         if repetitions is not None and repetitions < 1:
             raise ConfigError(f"spapt: repetitions must be >= 1, got {repetitions}")
+        if omp_threads is not None and not _positive_int(omp_threads):
+            raise ConfigError(
+                f"spapt: omp_threads must be an integer >= 1 (or None), got {omp_threads!r}"
+            )
         if rtol is not None and not float(rtol) >= 0:
             raise ConfigError(f"spapt: rtol must be >= 0, got {rtol}")
         if not (compile_timeout_s > 0 and run_timeout_s > 0):
@@ -176,7 +185,8 @@ class SpaptProblem(Problem):
         """Measure the baseline (cached): a compiler that fails on it fails on everything.
 
         Raises:
-            ConfigError: the baseline does not build or run (the first line of the log).
+            ConfigError: the baseline does not build or run (the first line of the log),
+                or its checksum is not finite.
         """
         try:
             self.baseline_record()
@@ -193,29 +203,44 @@ class SpaptProblem(Problem):
 
         Raises:
             RuntimeError: the baseline itself fails to build or run (the message says why).
+            ConfigError: the baseline's checksum is NaN or infinite (never cached).
         """
         if self._baseline is not None and not refresh:
             return self._baseline
         fields = self._baseline_fields()
         record = None if refresh else self.cache.get(fields)
         if record is None:
-            _log.info("measuring the baseline of %s at %s", self.name, self.sizes)
-            outcome = self.runner.measure(self.source(self.kernel.baseline), [], self.repetitions)
-            if outcome.status is not Status.OK or outcome.checksum is None:
-                raise RuntimeError(
-                    f"the baseline of {self.name} failed ({outcome.status}): {outcome.log}"
-                )
-            record = BaselineRecord(
-                statistics.fmean(outcome.times),
-                outcome.times,
-                outcome.checksum,
-                outcome.threads,
-                outcome.compile_s,
-                time.time(),
-            )
+            record = self._measure_baseline()
+            self._require_finite(record.checksum)  # before it is cached
             self.cache.put(fields, record)
+        else:  # a record cached before the check
+            self._require_finite(record.checksum)
         self._baseline = record
         return record
+
+    def _measure_baseline(self) -> BaselineRecord:
+        _log.info("measuring the baseline of %s at %s", self.name, self.sizes)
+        outcome = self.runner.measure(self.source(self.kernel.baseline), [], self.repetitions)
+        if outcome.status is not Status.OK or outcome.checksum is None:
+            raise RuntimeError(
+                f"the baseline of {self.name} failed ({outcome.status}): {outcome.log}"
+            )
+        return BaselineRecord(
+            statistics.fmean(outcome.times),
+            outcome.times,
+            outcome.checksum,
+            outcome.threads,
+            outcome.compile_s,
+            time.time(),
+        )
+
+    def _require_finite(self, checksum: float) -> None:
+        """A NaN or infinite reference would make every configuration a wrong result."""
+        if not math.isfinite(checksum):
+            raise ConfigError(
+                f"{self.name} at sizes {self.sizes}: the baseline's checksum is {checksum}, "
+                "not finite, so no configuration can be validated against it; use larger sizes"
+            )
 
     # ------------------------------------------------------------------- evaluation
     def _tolerances(self) -> tuple[float, float]:
@@ -253,7 +278,7 @@ class SpaptProblem(Problem):
             )
         try:
             base = self.baseline_record()
-        except RuntimeError as exc:
+        except (RuntimeError, ConfigError) as exc:
             return Measurement.failure(Status.RUN_ERROR, str(exc), **common)
         rtol, atol = self._tolerances()
         outcome = self.runner.measure(

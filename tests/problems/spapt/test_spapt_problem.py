@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import shutil
 import statistics
 
@@ -9,7 +10,7 @@ import pytest
 
 from gpautotune.exceptions import ConfigError
 from gpautotune.problems import Status, make_problem
-from gpautotune.problems.spapt import SpaptProblem
+from gpautotune.problems.spapt import BaselineRecord, SpaptProblem
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
 
@@ -99,6 +100,26 @@ def test_baseline_is_measured_once_and_cached_on_disk(tmp_path, monkeypatch) -> 
     assert again.baseline_record() == record
     other = jacobi(tmp_path, sizes={"T": 61, "N": 60})
     assert other.cache.get(other._baseline_fields()) is None
+
+
+def test_a_baseline_with_a_non_finite_checksum_is_refused_and_not_cached(tmp_path) -> None:
+    problem = SpaptProblem("bicg", sizes={"N": 1}, cache_dir=tmp_path)  # checksum 0/0
+    with pytest.raises(ConfigError, match=r"spapt/bicg at sizes \{'N': 1.*not finite.*larger"):
+        problem.check()
+    assert problem.cache.get(problem._baseline_fields()) is None
+    m = problem.evaluate(problem.baseline())
+    assert m.status is Status.RUN_ERROR and "not finite" in m.error
+    stale = BaselineRecord(1e-3, (1e-3,), math.nan, 1, 0.1, 0.0)  # cached by an older version
+    problem.cache.put(problem._baseline_fields(), stale)
+    with pytest.raises(ConfigError, match="not finite"):
+        SpaptProblem("bicg", sizes={"N": 1}, cache_dir=tmp_path).check()
+
+
+def test_omp_threads_must_be_a_positive_integer() -> None:
+    for bad in (0, -2, 1.5, "2"):
+        with pytest.raises(ConfigError, match="omp_threads must be an integer >= 1"):
+            SpaptProblem("bicg", omp_threads=bad)
+    assert SpaptProblem("bicg", omp_threads=2).describe()["omp_threads"] == 2
 
 
 def test_presets_and_size_overrides() -> None:
