@@ -100,10 +100,10 @@ class Measurement:
             if math.isfinite(value):
                 return cls.success(value)
             return cls.failure(Status.RUN_ERROR, f"the objective returned {value}")
-        raise TypeError(
-            f"the objective returned {type(result).__name__} ({result!r:.60}); "
-            "return a float or a gpautotune.Measurement (Measurement.failure(...) for a "
-            "configuration that fails)"
+        raise TypeError(  # the value on a line of its own: every such crash alike
+            f"the objective returned {type(result).__name__}; return a float or a "
+            "gpautotune.Measurement (Measurement.failure(...) for a configuration that "
+            f"fails)\nit returned {result!r:.60}"
         )
 
     @classmethod

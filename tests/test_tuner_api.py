@@ -7,11 +7,13 @@ import numpy as np
 import pytest
 
 from gpautotune import Measurement, Status, TuningRun, tune
-from gpautotune.exceptions import ConfigError, EvaluationError, StorageError
+from gpautotune.exceptions import BudgetError, ConfigError, EvaluationError, StorageError
 from gpautotune.problems import BoothProblem, Problem
 from gpautotune.space import IntRange, Space
 from gpautotune.storage import Journal, trials_frame
 from gpautotune.storage._records import space_changes
+from gpautotune.strategies import make_strategy
+from gpautotune.strategies.random_sample import RandomSampling
 from gpautotune.tuner import name_clash, run_spec
 
 SPACE = Space([IntRange("x", -5, 5), IntRange("y", -5, 5)], constraints=["x + y <= 6"])
@@ -97,6 +99,37 @@ def test_a_non_number_result_is_a_run_error_naming_the_fix():
     result = tune(lambda c: "fast", "random", 2, space=SPACE, seed=0)
     assert all(t.status is Status.RUN_ERROR for t in result.trials)
     assert "return a float or a gpautotune.Measurement" in result.trials[0].measurement.error
+
+
+def test_results_of_one_wrong_type_stop_the_run_whatever_their_values():
+    def with_metadata(config):  # a value and a dict, each call different
+        return quadratic(config), {"x": config["x"]}
+
+    with pytest.raises(EvaluationError, match="returned tuple; return a float"):
+        tune(with_metadata, "random", 20, space=SPACE, seed=0)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: tune(quadratic, "random", None, space=SPACE), BudgetError, "needs a budget"),
+        (lambda: tune(quadratic, "random", True, space=SPACE), BudgetError, "got True"),
+        (lambda: tune(quadratic, "random", 4, space=SPACE, batch_size="2"), ConfigError, "'2'"),
+        (lambda: TuningRun(SPACE, RandomSampling), ConfigError, "registered name"),
+        (lambda: TuningRun(SPACE, None), ConfigError, "got None"),
+        (lambda: TuningRun(SPACE, "random").ask(2.0), ConfigError, "ask"),
+    ],
+)
+def test_arguments_of_the_wrong_type_are_named(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_a_strategy_instance_serves_one_run(tmp_path):
+    strategy = make_strategy("gpr", SPACE, seed=0)
+    tune(quadratic, strategy, 12, space=SPACE, seed=0, storage=tmp_path / "a.db")
+    with pytest.raises(ConfigError, match="already told 12 trials"):
+        tune(lambda c: quadratic(c) + 1, strategy, 12, space=SPACE, storage=tmp_path / "b.db")
 
 
 def test_ask_tell_in_a_with_block_finishes_the_run(tmp_path):
@@ -255,3 +288,12 @@ def test_problem_evaluate_may_be_declared_to_return_floats():
             return config["x"] ** 2 + config["y"] ** 2
 
     assert tune(Sphere(), "random", 121, seed=0).best_value == 0
+
+
+def test_a_budget_below_the_stored_trials_is_refused(tmp_path):
+    db = tmp_path / "r.db"
+    tune(quadratic, "random", 6, space=SPACE, seed=0, storage=db)
+    with pytest.raises(BudgetError, match="has 6 trials; a budget of 3 would leave 3"):
+        tune(quadratic, "random", 3, space=SPACE, seed=0, storage=db)
+    assert Journal(db).get_run(1).budget == 6
+    assert tune(quadratic, "random", 6, space=SPACE, seed=0, storage=db).used == 6

@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from gpautotune.exceptions import (
     BudgetError,
     ConfigError,
@@ -120,6 +122,30 @@ def name_clash(journal: Journal, spec: RunSpec) -> RunRecord | None:
 EMPTY_CHECK_LIMIT = 1 << 17
 
 
+def positive_int(value: Any, *, zero: bool = False) -> bool:
+    """Whether ``value`` is an int (numpy's too, not a bool) of at least 1 (0 with
+    ``zero``)."""
+    whole = isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+    return whole and value >= (0 if zero else 1)
+
+
+def _check_budget(journal: Journal, existing: RunRecord, budget: int) -> None:
+    """Refuse a budget smaller than the trials a stored run holds (it would leave measured
+    trials out of the run's reports).
+
+    Raises:
+        BudgetError: naming the run and the smallest budget that keeps them.
+    """
+    used = journal.count_trials(existing.id)
+    if used > budget:
+        raise BudgetError(
+            f"run {existing.id} ({existing.describe()}) in {journal.path!r} has {used} "
+            f"trials; a budget of {budget} would leave {used - budget} of them out: give a "
+            f"budget of at least {used} (a report reads the best at a smaller budget with "
+            "--checkpoint)"
+        )
+
+
 def _check_space(space: Space) -> None:
     """Refuse a space whose constraints admit no configuration: seen by its sampling plan
     (an enumerated constraint group with no valid combination), or counted where the raw
@@ -188,19 +214,30 @@ class TuningRun:
         load_if_exists: bool = True,
         problem_name: str | None = None,
     ) -> None:
-        if budget is not None and (not isinstance(budget, int) or budget < 1):
+        if budget is not None and not positive_int(budget):
             raise BudgetError(f"budget must be a positive integer, got {budget!r}")
         if problem_name is not None and isinstance(target, Problem):
             raise ConfigError("problem_name names a bare Space; a Problem has its own name")
         self.problem = target if isinstance(target, Problem) else None
         self.space = target.space if isinstance(target, Problem) else target
         _check_space(self.space)  # before the strategy is built or the journal opened
+        if not isinstance(strategy, str | Strategy):
+            raise ConfigError(
+                f"strategy must be a registered name ('gpr', 'random', ...) or a Strategy "
+                f"instance (make_strategy(name, space)), got {strategy!r}"
+            )
         if isinstance(strategy, str):
             strategy = make_strategy(
                 strategy, self.space, seed=seed, **dict(strategy_options or {})
             )
         elif strategy_options:
             raise ConfigError("strategy_options only apply to a strategy given by name")
+        elif strategy.trials:
+            raise ConfigError(
+                f"the strategy instance was already told {len(strategy.trials)} trials (of "
+                "another run, or this one): a run needs a fresh instance, or the "
+                "strategy's name"
+            )
         elif set(strategy.space.names) != set(self.space.names):
             raise ConfigError(
                 f"the strategy was made for the parameters {strategy.space.names}, the "
@@ -220,6 +257,8 @@ class TuningRun:
                 f"{self.journal.path!r}; resume it (load_if_exists=True, or without "
                 "--no-resume) or give the new run another label (--name)"
             )
+        if existing is not None and budget is not None:
+            _check_budget(self.journal, existing, budget)
         self.record = self.journal.open_run(spec, budget)
         self.run_id = self.record.id
         self.journal.claim_run(self.run_id)  # before anything is measured for it
@@ -346,6 +385,8 @@ class TuningRun:
                 so that a run killed while it is evaluated measures it again when resumed,
                 once. Such asks are not batches: their proposals carry no ``batch`` record.
         """
+        if not positive_int(n, zero=True):
+            raise ConfigError(f"ask(n): n must be a whole number of configurations, got {n!r}")
         if self.remaining is not None:  # pending proposals not yet handed out do not count
             n = min(n, self.remaining - len(self._pending) + len(self._queued))
         if n <= 0:

@@ -6,14 +6,14 @@ import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from gpautotune.exceptions import ConfigError, EvaluationError
+from gpautotune.exceptions import BudgetError, ConfigError, EvaluationError
 from gpautotune.execution import Evaluator
 from gpautotune.problems import Problem
 from gpautotune.problems.function import Objective, as_problem
 from gpautotune.space import Space
 from gpautotune.strategies import Strategy
 from gpautotune.trial import Trial
-from gpautotune.tuner._run import StorageLike, TuneResult, TuningRun
+from gpautotune.tuner._run import StorageLike, TuneResult, TuningRun, positive_int
 
 __all__ = ["FIRST_CRASHES", "tune"]
 
@@ -97,8 +97,13 @@ def tune(
         ConfigError: ``evaluator`` or ``batch_size`` with ``workers`` or ``client``.
         SpaceError: the space's constraints admit no configuration.
     """
-    if batch_size < 1:
-        raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
+    if not positive_int(budget):
+        raise BudgetError(
+            f"tune needs a budget: a positive integer number of evaluations, got {budget!r} "
+            "(TuningRun runs without one)"
+        )
+    if not positive_int(batch_size):
+        raise ConfigError(f"batch_size must be a positive integer, got {batch_size!r}")
     parallel = workers is not None or client is not None
     if parallel and (evaluator is not None or batch_size != 1):
         raise ConfigError(
