@@ -55,7 +55,9 @@ class _Function:
     def evaluate(self, cols: LazyColumns) -> np.ndarray:
         n = cols.n_rows
         if self.expression is not None:
-            out = self.expression(cols)
+            out, undefined = self.expression.evaluate(cols)
+            if np.any(undefined):  # a row Python could not evaluate is not admitted
+                out = np.logical_and(out, np.logical_not(undefined))
         else:
             try:
                 out = self.fn(cols)

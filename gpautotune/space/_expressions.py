@@ -15,11 +15,17 @@ are at most :data:`MAX_LENGTH` characters and :data:`MAX_DEPTH` levels deep, a c
 exponent is at most :data:`MAX_EXPONENT` in size, a negative power of integers is
 computed in floating point (``x ** -1`` is ``1 / x``), and values an expression cannot
 be evaluated on (``x < "abc"`` over numbers) are reported with the expression.
+
+Rows where Python would raise ``ZeroDivisionError`` (``/``, ``//`` or ``%`` by zero, zero
+to a negative power) are *undefined*: :meth:`Expression.evaluate` says which, with
+``and``/``or`` short-circuiting as Python's do (``v == 0 or n % v == 0`` is defined where
+``v`` is 0), and a constraint does not admit them.
 """
 
 from __future__ import annotations
 
 import ast
+import contextvars
 import math
 import operator
 from collections.abc import Callable, Collection, Mapping
@@ -42,9 +48,49 @@ Columns = Mapping[str, np.ndarray]
 _Node = Callable[[Columns], np.ndarray]
 
 
+#: The undefined-row masks of the expression parts being evaluated (innermost last).
+_SCOPES: contextvars.ContextVar[list[np.ndarray] | None] = contextvars.ContextVar(
+    "gpautotune_expression_scopes", default=None
+)
+
+
+def _mark_undefined(rows: np.ndarray) -> None:
+    """Record ``rows`` (a boolean mask) as undefined in the innermost scope, if any."""
+    scopes = _SCOPES.get()
+    if scopes is not None and np.any(rows):
+        scopes[-1] = np.logical_or(scopes[-1], rows)
+
+
+def _scoped(node: _Node, cols: Columns) -> tuple[np.ndarray, np.ndarray]:
+    """``node``'s values and the rows it alone leaves undefined."""
+    scopes = _SCOPES.get()
+    if scopes is None:
+        return node(cols), np.asarray(False)
+    scopes.append(np.asarray(False))
+    try:
+        return node(cols), scopes[-1]
+    finally:
+        scopes.pop()
+
+
+def _by_zero(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[..., np.ndarray]:
+    """``fn`` with the rows of a zero divisor marked undefined (Python's ZeroDivisionError;
+    numpy gives 0 or inf there)."""
+
+    def call(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        right = np.asarray(right)
+        if right.dtype.kind in "iufcb":
+            _mark_undefined(right == 0)
+        return fn(left, right)
+
+    return call
+
+
 def _power(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
     """``base ** exponent``; in floating point when integers meet a negative exponent."""
     base, exponent = np.asarray(base), np.asarray(exponent)
+    if base.dtype.kind in "iufb" and exponent.dtype.kind in "iuf":
+        _mark_undefined((base == 0) & (exponent < 0))
     if exponent.dtype.kind in "iu" and base.dtype.kind in "iub" and (exponent < 0).any():
         return np.power(base.astype(float), exponent)
     return np.power(base, exponent)
@@ -54,9 +100,9 @@ _BINARY = {
     ast.Add: np.add,
     ast.Sub: np.subtract,
     ast.Mult: np.multiply,
-    ast.Div: np.true_divide,
-    ast.FloorDiv: np.floor_divide,
-    ast.Mod: np.mod,
+    ast.Div: _by_zero(np.true_divide),
+    ast.FloorDiv: _by_zero(np.floor_divide),
+    ast.Mod: _by_zero(np.mod),
     ast.Pow: _power,
 }
 _COMPARE = {
@@ -117,6 +163,16 @@ class Expression:
                     f"expression {self.text!r} cannot be evaluated on the values of "
                     f"{sorted(self.names)}: {exc}"
                 ) from None
+
+    def evaluate(self, columns: Columns) -> tuple[np.ndarray, np.ndarray]:
+        """The expression's values and a mask of the rows where it is undefined (where
+        Python would raise ``ZeroDivisionError``; a scalar False when none is)."""
+        token = _SCOPES.set([np.asarray(False)])
+        try:
+            values = self(columns)
+            return values, _SCOPES.get()[-1]  # type: ignore[index]
+        finally:
+            _SCOPES.reset(token)
 
 
 def compile_expression(
@@ -254,9 +310,13 @@ class _Compiler:
         fn = np.logical_and if isinstance(node.op, ast.And) else np.logical_or
 
         def run(cols: Columns) -> np.ndarray:
-            out = parts[0](cols)
+            out, undefined = _scoped(parts[0], cols)
             for part in parts[1:]:
-                out = fn(out, part(cols))
+                value, rows = _scoped(part, cols)  # Python evaluates it where it is reached:
+                reached = np.logical_not(out) if fn is np.logical_or else np.asarray(out, bool)
+                undefined = np.logical_or(undefined, reached & rows)
+                out = fn(out, value)
+            _mark_undefined(undefined)
             return out
 
         return run

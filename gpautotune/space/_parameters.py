@@ -74,6 +74,21 @@ class Parameter:
         raise NotImplementedError
 
 
+def _level_array(levels: tuple[Any, ...]) -> np.ndarray:
+    """The levels as an array that gives each back as it was given: numpy's own dtype
+    where it keeps every level's type, else an object array (choices among ``0`` and
+    ``"auto"``, or ``1`` and ``2.5``, would otherwise come back as strings or floats)."""
+    array = np.asarray(levels)
+    plain = [v.item() if isinstance(v, np.generic) else v for v in levels]
+    if array.dtype != object and all(
+        type(a) is type(v) for a, v in zip(array.tolist(), plain, strict=True)
+    ):
+        return array
+    out = np.empty(len(plain), dtype=object)
+    out[:] = plain
+    return out
+
+
 @dataclass(frozen=True)
 class _Levels(Parameter):
     """A parameter with a finite, ordered tuple of levels."""
@@ -238,7 +253,12 @@ class IntRange(Ordinal):
 
 @dataclass(frozen=True)
 class Categorical(_Levels):
-    """Unordered choices (strings or numbers); encoded by their index."""
+    """Unordered choices (strings or numbers); encoded by their index. Each choice comes
+    back as it was given, of its own type (``0`` and ``"auto"`` among one's choices)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "_array", _level_array(self.levels))
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "categorical", "name": self.name, "choices": list(self.levels)}

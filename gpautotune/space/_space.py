@@ -69,6 +69,11 @@ class Space:
         model_inputs: Sequence[str] = (),
     ) -> None:
         params = tuple(parameters)
+        # one expression or callable is one constraint (not its characters); likewise inputs
+        constraints = (
+            (constraints,) if isinstance(constraints, str) or callable(constraints) else constraints
+        )
+        model_inputs = (model_inputs,) if isinstance(model_inputs, str) else model_inputs
         self._spec = (params, tuple(constraints), dict(derived or {}), name, tuple(model_inputs))
         if not params:
             raise SpaceError("a space needs at least one parameter")

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from gpautotune.exceptions import PredicateError
-from gpautotune.space import compile_expression
+from gpautotune.space import IntRange, Space, compile_expression
 
 COLS = {"a": np.array([1, 2, 3, 4]), "b": np.array([2, 2, 1, 8])}
 
@@ -25,6 +25,34 @@ def test_division_by_zero_gives_no_error():
         {"a": np.array([1.0, 1.0]), "b": np.array([2.0, 3.0])}
     )
     assert out.tolist() == [False, True]
+
+
+@pytest.mark.parametrize(
+    ("text", "undefined"),
+    [
+        ("n % v == 0", [True, False, False]),  # ZeroDivisionError in Python where v is 0
+        ("not n // v == 1", [True, False, False]),
+        ("n / v >= 4 and n > 0", [True, False, False]),
+        ("v == 0 or n % v == 0", [False, False, False]),  # short-circuits where v is 0
+        ("v > 0 and n % v == 0", [False, False, False]),
+        ("v != 0 or n % v == 0", [True, False, False]),  # reaches the division where v is 0
+        ("v ** -1 < 1", [True, False, False]),
+        ("n % 2 == 0", [False, False, False]),
+    ],
+)
+def test_rows_python_cannot_evaluate_are_undefined(text, undefined):
+    cols = {"n": np.array([4, 4, 6]), "v": np.array([0, 2, 4])}
+    _, rows = compile_expression(text, ["n", "v"]).evaluate(cols)
+    assert np.broadcast_to(rows, (3,)).tolist() == undefined
+
+
+def test_a_constraint_does_not_admit_a_division_by_zero():
+    space = Space([IntRange("n", 1, 8), IntRange("v", 0, 4)], constraints=["n % v == 0"])
+    assert {c["v"] for c in space.enumerate()} == {1, 2, 3, 4}
+    guarded = Space(
+        [IntRange("n", 1, 8), IntRange("v", 0, 4)], constraints=["v == 0 or n % v == 0"]
+    )
+    assert sum(c["v"] == 0 for c in guarded.enumerate()) == 8
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from gpautotune.exceptions import SpaceError
-from gpautotune.space import Boolean, Categorical, IntRange, Ordinal, PowerOfTwo, Real
+from gpautotune.space import Boolean, Categorical, IntRange, Ordinal, PowerOfTwo, Real, Space
 
 
 def test_power_of_two_is_log2_encoded():
@@ -64,3 +64,11 @@ def test_real_round_trip():
     p = Real("r", 1e-3, 1.0, log=True)
     u = p.index_of([0.01, 0.1])
     assert np.allclose(p.values_at(u), [0.01, 0.1])
+
+
+def test_categorical_choices_come_back_of_their_own_type():
+    space = Space([Categorical("unroll", [0, "auto"]), Categorical("fast", ["auto", True, 1.5])])
+    configs = space.enumerate()
+    assert [(c["unroll"], c["fast"]) for c in configs[:3]] == [(0, "auto"), (0, True), (0, 1.5)]
+    assert space.to_configs(space.to_index(configs)) == configs
+    assert type(Categorical("k", ["a", "b"]).values_at(np.array([1]))[0]) is np.str_

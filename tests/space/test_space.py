@@ -285,3 +285,11 @@ def test_adjacent_moves_keep_every_factor_within_one_level():
     assert 0 < len(expected) < 3 * 3 * 2 - 1  # the constraint cuts some
     sample = space.adjacent_index(row, limit=3, seed=(5,))
     assert len(sample) <= 3 and {tuple(m) for m in sample} <= {tuple(m) for m in moves}
+
+
+def test_one_constraint_given_alone_is_one_constraint():
+    params = [IntRange("a", 0, 3), IntRange("b", 0, 3)]
+    alone = Space(params, constraints="a > b")
+    assert alone.describe()["constraints"] == ["a > b"]
+    assert alone.enumerate() == Space(params, constraints=["a > b"]).enumerate()
+    assert len(Space(params, constraints=lambda c: c["a"] == c["b"]).enumerate()) == 4
