@@ -105,11 +105,14 @@ class CandidatePool:
         step: int,
         seen: Callable[[np.ndarray], np.ndarray],
         scorer: Callable[[np.ndarray], np.ndarray],
+        around: Callable[[], np.ndarray | None] | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Score the pool of ``step``: returns rows, their scores and their sources.
 
         ``seen(rows)`` masks measured or pending configurations; ``scorer(rows)`` returns
-        acquisition values (higher is better).
+        acquisition values (higher is better). ``around()`` (measured rows, best first) are
+        the neighbourhoods' centres where the sample and backlog hold nothing fresh: a space
+        whose few valid configurations the sample no longer finds.
         """
         if self._all is not None:
             rows = self._all[~seen(self._all)]
@@ -130,6 +133,9 @@ class CandidatePool:
         rows, sources = self._fresh(np.concatenate(base), np.array(sources, dtype=object), seen)
         scores = scorer(rows)
         top = rows[np.argsort(-scores)[: self.settings.n_best]]
+        centres = around() if not len(rows) and around is not None else None
+        if centres is not None:  # nothing fresh sampled (a tiny valid share): the measured
+            top = centres[: self.settings.n_best]
         extra = self._neighbourhoods(top, step)
         extra, _ = self._fresh(
             extra, np.full(len(extra), NEIGHBORS, dtype=object), seen, exclude=rows

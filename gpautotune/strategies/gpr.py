@@ -293,6 +293,11 @@ class GPRStrategy(Strategy):
         fresh = design[~self.is_seen(design)]
         return fresh[:n]
 
+    def _best_rows(self, trials: Sequence[Trial]) -> np.ndarray | None:
+        """The measured rows of ``trials`` that succeeded, best first."""
+        ok = sorted((t for t in trials if t.ok), key=lambda t: t.value)
+        return self.space.to_index([t.config for t in ok]) if ok else None
+
     def _polled_share(self, best: Trial, trials: Sequence[Trial]) -> float:
         """The share of ``best``'s one-parameter moves that ``trials`` measured (1 where it
         has none): how far along a pattern-search poll of it is."""
@@ -519,7 +524,9 @@ class GPRStrategy(Strategy):
                 if len(poll):
                     rows, scores, sources = poll, scorer(poll), np.full(len(poll), polled)
                 else:  # the regular pool, or an escape with every poll move measured
-                    rows, scores, sources = self.pool.propose(step, seen, scorer)
+                    rows, scores, sources = self.pool.propose(
+                        step, seen, scorer, around=lambda: self._best_rows(trials)
+                    )
                 if plan.far or side is not None:  # another basin, or the trust region, if any
                     keep = (
                         self.polls.alternate_rows(rows, sources, trials)

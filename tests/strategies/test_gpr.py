@@ -1307,3 +1307,12 @@ def test_lengthscale_draws_leave_the_default_run_key_and_refuse_bounded_length_s
     for bad in ({"lengthscale_max": 2.0}, {"input_warp": "kumaraswamy"}):
         with pytest.raises(ConfigError, match="lengthscale_draws"):
             make_strategy("gpr", space, seed=1, lengthscale_draws=8, **bad)
+
+
+def test_gpr_looks_around_its_best_where_the_sample_finds_nothing_fresh():
+    # 45 valid configurations in 10^8: the initial design finds 5, the pool's sample none
+    names = [f"a{i}" for i in range(8)]
+    space = Space([IntRange(n, 0, 9) for n in names], constraints=[" + ".join(names) + " <= 2"])
+    result = tune(lambda c: 1.0 + sum(c.values()), "gpr", 10, space=space, seed=0)
+    assert result.used == 10 and result.best_value == 1.0
+    assert any(t.info.get("source") == "model" for t in result.trials)

@@ -464,3 +464,21 @@ def test_a_space_smaller_than_the_budget_ends_the_run(name: str) -> None:
     )
     keys = space.row_keys(space.to_index([t.config for t in result.trials])).tolist()
     assert 1 <= len(keys) == len(set(keys)) <= 3
+
+
+def test_a_peer_stops_once_every_valid_configuration_is_measured() -> None:
+    # optuna-gp refits its GP on each duplicate ask: 1,000 of them took minutes
+    calls = 0
+
+    def two_booleans(config: dict[str, Any]) -> float:
+        nonlocal calls
+        calls += 1
+        return 1.0 + config["a"] + 2 * config["b"]
+
+    space = Space([Boolean("a"), Boolean("b")])
+    run = TuningRun(space, "optuna-gp", seed=0, budget=8)
+    while not run.finished:
+        for config in run.ask():
+            run.tell(config, two_booleans(config))
+    assert calls == 4 and run.strategy.stopped == "every valid configuration is measured"
+    assert run.strategy.duplicates < 5

@@ -42,6 +42,8 @@ _log = logging.getLogger(__name__)
 
 #: Most proposals in a row that may be answered without spending budget.
 NO_BUDGET_CAP = 1000
+#: Largest raw space whose valid configurations are counted, to stop once all are measured.
+COUNT_LIMIT = 1 << 17
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,7 @@ class PeerStrategy(Strategy):
         self._pending: tuple[Any, Any] | None = None
         self._history: list[Trial] = []
         self._started = False
+        self._valid_count: int | None = None
 
     def plan(self, budget: int | None) -> None:
         """Size the peer's own loop by the run's budget (before its first proposal)."""
@@ -122,6 +125,9 @@ class PeerStrategy(Strategy):
         """Ask the peer until it proposes a new valid configuration (or gives up)."""
         in_row = 0
         while in_row < NO_BUDGET_CAP:
+            if in_row and self._exhausted():
+                self.stopped = "every valid configuration is measured"
+                return None
             ask = self._peer_ask()
             if ask is None:
                 self.stopped = "the peer has nothing more to propose"
@@ -146,6 +152,16 @@ class PeerStrategy(Strategy):
         self.stopped = f"{NO_BUDGET_CAP} proposals in a row refused or already measured"
         _log.warning("%s stops proposing: %s", self.name, self.stopped)
         return None
+
+    def _exhausted(self) -> bool:
+        """Whether every valid configuration of a small space is measured (a peer that
+        asks again and again, refitting its model each time, would take minutes to reach
+        :data:`NO_BUDGET_CAP`); counted once, where the raw space has at most
+        :data:`COUNT_LIMIT` points."""
+        if self._valid_count is None:
+            small = self.space.is_enumerable(COUNT_LIMIT)
+            self._valid_count = len(self.space.enumerate_index(COUNT_LIMIT)) if small else -1
+        return 0 <= self._valid_count <= len(self._known)
 
     def _valid(self, values: Mapping[str, Any]) -> Config | None:
         """The configuration as declared in the space, or None if it is not a valid one."""
