@@ -185,6 +185,8 @@ class IsolatedEvaluator(Evaluator):
                 f"(not picklable: {exc}); evaluate it in-process instead"
             ) from None
         needs_main = b"__main__" in payload
+        # a worker that runs an unguarded main script again dies before it answers
+        hint = _GUARD_HINT if needs_main else ""
         if not self.alive:
             self._start(needs_main)
         assert self._conn is not None
@@ -192,7 +194,6 @@ class IsolatedEvaluator(Evaluator):
             self._conn.send(("problem", payload))
         except OSError:
             code = self._kill()
-            hint = _GUARD_HINT if needs_main else ""
             raise _WorkerLost(f"the worker died on start (exit code {code}){hint}") from None
         if not self._conn.poll(self.startup_timeout_s):
             self._kill()
@@ -203,7 +204,7 @@ class IsolatedEvaluator(Evaluator):
             kind, detail = self._conn.recv()
         except (EOFError, OSError):
             raise _WorkerLost(
-                f"the worker died while preparing the problem (exit code {self._kill()})"
+                f"the worker died while preparing the problem (exit code {self._kill()}){hint}"
             ) from None
         if kind != "ready":
             self._problem = None

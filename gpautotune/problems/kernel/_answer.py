@@ -48,10 +48,12 @@ class Answer:
         names: the argument names, in order.
         size_names: the problem's sizes, which expressions may also use.
         allow_imports: the user's opt-in to a ``module:function`` answer.
+        non_arrays: the arguments that are not arrays, each with what it is (``{"n": "a
+            scalar argument"}``): they have no output to check.
 
     Raises:
-        ConfigError: an unknown output name, a bad expression, or a function named
-            without the opt-in.
+        ConfigError: an unknown output name, an output that is not an array argument,
+            a bad expression, or a function named without the opt-in.
     """
 
     def __init__(
@@ -61,8 +63,10 @@ class Answer:
         size_names: Sequence[str] = (),
         *,
         allow_imports: bool,
+        non_arrays: Mapping[str, str] | None = None,
     ) -> None:
         self.names, self.size_names = list(names), list(size_names)
+        self.non_arrays = dict(non_arrays or {})
         self.function: Callable[..., Any] | str | None = None
         self.entries: dict[str, Any] = {}
         if answer is None:
@@ -92,9 +96,17 @@ class Answer:
                 f"{len(self.names)} arguments, or a function"
             )
 
-    def _entry(self, name: str, value: Any) -> Any:
+    def _output(self, name: str, where: str = "answer") -> None:
+        """Raise unless ``name`` is an array argument (an output the kernel can write)."""
         if name not in self.names:
-            raise ConfigError(f"answer: {name!r} is not an argument; arguments: {self.names}")
+            raise ConfigError(f"{where}: {name!r} is not an argument; arguments: {self.names}")
+        if name in self.non_arrays:
+            raise ConfigError(
+                f"{where}: {name} is {self.non_arrays[name]}; only array arguments can be checked"
+            )
+
+    def _entry(self, name: str, value: Any) -> Any:
+        self._output(name)
         if isinstance(value, Mapping) and set(value) == {"file"}:
             path = Path(str(value["file"]))
             if not path.is_file():
@@ -149,6 +161,8 @@ class Answer:
         unknown = sorted(set(out) - set(self.names))
         if unknown:
             raise ConfigError(f"answer function returned {unknown}, not arguments {self.names}")
+        for name in out:
+            self._output(name, "answer function")
         return out
 
 

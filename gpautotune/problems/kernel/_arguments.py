@@ -106,6 +106,13 @@ class Argument:
     def is_local(self) -> bool:
         return self.spec is not None and self.spec.local is not None
 
+    @property
+    def is_scalar(self) -> bool:
+        """A single value passed by value (``value:``, or NumPy data such as ``np.int32(n)``)."""
+        if self.spec is not None:
+            return self.spec.source == "value"
+        return isinstance(self.data, np.generic)
+
     def describe(self) -> dict[str, Any]:
         """What identifies the argument in a run's settings (data by shape, type and hash)."""
         if self.spec is not None:
@@ -158,8 +165,12 @@ def _make(
     if source == "factory":
         from gpautotune.problems._imports import import_object
 
-        made = import_object(spec.factory, allowed=allow_imports, key=key)(**sizes)
-        return np.asarray(made, dtype=dtype if spec.dtype else None)
+        function = import_object(spec.factory, allowed=allow_imports, key=key)
+        try:
+            made = np.asarray(function(**sizes), dtype=dtype if spec.dtype else None)
+        except Exception as exc:  # noqa: BLE001 - the user's code: named, with its error
+            raise ConfigError(f"{key}: {spec.factory} failed: {type(exc).__name__}: {exc}") from exc
+        return made
     shape = _shape(getattr(spec, source), sizes, key)
     if source == "random":
         rng = np.random.default_rng(seed)

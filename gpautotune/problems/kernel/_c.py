@@ -104,6 +104,20 @@ def _c_literal(value: np.generic) -> str:
     return f"({ctype}) {text}"
 
 
+def _check_c_types(host: Mapping[str, Any]) -> None:
+    """Raise unless every argument value has a C type (``host``: values by name, in order).
+
+    Raises:
+        ConfigError: the first argument whose dtype is not in :data:`C_TYPES`, named.
+    """
+    for i, (name, value) in enumerate(host.items()):
+        dtype = getattr(value, "dtype", None)
+        if dtype is not None and str(dtype) not in C_TYPES:
+            raise ConfigError(
+                f"arguments.{i} ({name}): dtype {dtype} has no C type; use one of {sorted(C_TYPES)}"
+            )
+
+
 def harness(spec: KernelSpec, host: Mapping[str, Any], config: Config, checked: list[str]) -> str:
     """The C program of one configuration (``host``: argument values by name)."""
     loads, call, writes = [], [], []
@@ -180,10 +194,15 @@ class CKernelProblem(KernelProblem):
         self._new_runner()
 
     def prepare(self) -> tuple[dict[str, Any], dict[str, np.ndarray], Path]:
-        """Make the arguments and the answer, and write the arrays to the input folder (once)."""
+        """Make the arguments and the answer, and write the arrays to the input folder (once).
+
+        Raises:
+            ConfigError: an argument or the answer cannot be made, or an argument has a
+                dtype without a C type (the message names it).
+        """
         if self._inputs is None:
-            host = self.spec.materialise()
-            expected = self.spec.answer.expected(host, self.spec.sizes)
+            host, expected = self._host_values()
+            _check_c_types(host)
             folder = self.runner.root / "inputs"
             folder.mkdir(parents=True, exist_ok=True)
             for i, value in enumerate(host.values()):
@@ -193,11 +212,14 @@ class CKernelProblem(KernelProblem):
         return self._inputs
 
     def check(self) -> None:
-        """Build an empty program with the compiler and flags.
+        """Make the arguments and the answer (:meth:`prepare`), then build an empty program
+        with the compiler and flags.
 
         Raises:
-            ConfigError: the compiler fails on it (the first lines of its output).
+            ConfigError: an argument or the answer cannot be made or has no C type, or the
+                compiler fails on the empty program (the first lines of its output).
         """
+        self.prepare()
         outcome = self.runner.measure("int main(void) { return 0; }\n", [], 1)
         if outcome.status is Status.BUILD_ERROR:
             lines = [x for x in outcome.log.splitlines() if x.strip()]

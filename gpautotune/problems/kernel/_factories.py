@@ -48,7 +48,7 @@ def opencl_kernel(
     tune_params: dict[str, list[Any]],
     problem_size: int | str | list[int | str],
     *,
-    restrictions: list[str] | None = None,
+    restrictions: list[str] | str | None = None,
     sizes: dict[str, int] | None = None,
     grid_div_x: Divisor = None,
     grid_div_y: Divisor = None,
@@ -80,7 +80,8 @@ def opencl_kernel(
             :mod:`gpautotune.problems.kernel._arguments`).
         tune_params: parameter name -> values; each becomes a ``#define``.
         problem_size: work per dimension (expressions over sizes and parameters).
-        restrictions: constraint expressions over the parameters.
+        restrictions: constraint expressions over the parameters (one string is one
+            restriction; in Python, functions of the parameters work too).
         sizes: named whole numbers used by shapes and expressions (``{n: 4096}``).
         grid_div_x: divisor of the problem size in x (default: the local size); an
             expression or a list of names multiplied together. Likewise y and z.
@@ -129,7 +130,7 @@ def c_kernel(
     arguments: list[dict[str, Any]],
     tune_params: dict[str, list[Any]],
     *,
-    restrictions: list[str] | None = None,
+    restrictions: list[str] | str | None = None,
     sizes: dict[str, int] | None = None,
     defines: dict[str, Any] | None = None,
     answer: dict[str, Any] | str | None = None,

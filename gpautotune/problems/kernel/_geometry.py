@@ -50,6 +50,33 @@ class Geometry:
         local = self.local_size(config)
         return {n: v for n, v in zip(self.block_size_names, local, strict=False) if n not in config}
 
+    def extent(self, d: int, scope: Mapping[str, Any]) -> int:
+        """The problem size in dimension ``d``; ``scope`` holds the sizes and the parameters.
+
+        Raises:
+            ConfigError: the expression gives no whole number of at least 1 here (an empty
+                or negative range would launch nothing and time it as fast).
+        """
+        text = self.problem_size[d]
+        extent = integer(compile_value(text, scope, f"problem_size[{d}]"), scope, "problem_size")
+        if extent < 1:
+            raise ConfigError(
+                f"problem_size[{d}]: {text!r} gives {extent}, not a positive work size"
+            )
+        return extent
+
+    def check(self, sizes: Mapping[str, int], parameters: Sequence[str]) -> None:
+        """Raise for a dimension whose problem size the sizes alone fix below 1 (one that
+        a parameter takes part in is checked per configuration, by :meth:`sizes`).
+
+        Raises:
+            ConfigError: such a dimension, named.
+        """
+        for d, text in enumerate(self.problem_size):
+            expr = compile_value(text, [*sizes, *parameters], f"problem_size[{d}]")
+            if expr.names <= set(sizes):
+                self.extent(d, sizes)
+
     def sizes(self, scope: Mapping[str, Any]) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """``(global, local)`` work sizes; ``scope`` holds the sizes and the parameters.
 
@@ -58,10 +85,8 @@ class Geometry:
         """
         local = self.local_size(scope)
         global_size = []
-        for d, text in enumerate(self.problem_size):
-            extent = integer(
-                compile_value(text, scope, f"problem_size[{d}]"), scope, "problem_size"
-            )
+        for d in range(len(self.problem_size)):
+            extent = self.extent(d, scope)
             div_text = self.grid_div[d]
             div = (
                 local[d]

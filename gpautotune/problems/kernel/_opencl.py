@@ -10,11 +10,12 @@ profiling; the fastest counts. Run through the isolated worker
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from gpautotune.exceptions import ConfigError, SpaceError
 from gpautotune.problems import Measurement, Status
 from gpautotune.problems.kernel._geometry import Geometry
 from gpautotune.problems.kernel._params import define_lines
@@ -22,11 +23,13 @@ from gpautotune.problems.kernel._problem import KernelProblem
 from gpautotune.problems.kernel._spec import KernelSpec
 from gpautotune.problems.opencl import (
     REFUSED_METRIC,
+    BuildCache,
     BuildFailure,
     DeviceInfo,
     DeviceSession,
     LaunchLimits,
     measure_copy_bandwidth,
+    open_device,
     timed_launch,
     usable_device,
 )
@@ -38,6 +41,13 @@ if TYPE_CHECKING:
 __all__ = ["OpenCLKernelProblem", "OpenCLKernelRunner"]
 
 _PROBE_BYTES = 64 << 20
+
+
+def _arity_mismatch(kernel: str, takes: int, given: Sequence[str]) -> str | None:
+    """Why ``given`` (argument names) cannot be passed to a kernel of ``takes`` arguments."""
+    if takes == len(given):
+        return None
+    return f"kernel {kernel} takes {takes} arguments; {len(given)} given ({', '.join(given)})"
 
 
 class OpenCLKernelRunner:
@@ -193,6 +203,45 @@ class OpenCLKernelProblem(KernelProblem):
         defines = {**self.geometry.block_defines(config), **self.spec.define_values(config)}
         return f"{define_lines(defines)}#line 1\n{self.spec.source}"
 
+    def check(self) -> None:
+        """Check the set-up once, before tuning: problem sizes that the sizes alone fix,
+        the arguments and the answer (made on the host), and, on one configuration built
+        on the device, that the kernel exists and takes as many arguments as are given.
+
+        Raises:
+            ConfigError: the first mistake found, named.
+        """
+        self.geometry.check(self.spec.sizes, self.space.names)
+        super().check()
+        self._check_kernel()
+
+    def _check_kernel(self) -> None:
+        """Build one configuration in this process and compare its kernel's arguments with
+        those given (nothing is launched; a configuration that does not build is left to
+        its own trial)."""
+        import pyopencl as cl
+
+        try:
+            config = self.space.sample(1, method="random", seed=0)[0]
+            source = self.source(config)
+        except (ConfigError, SpaceError):  # the run reports these configurations itself
+            return
+        try:
+            device = open_device(self.device_info)
+            built = BuildCache(cl.Context([device]), device).build(source, self.build_options)
+        except (BuildFailure, cl.Error):  # left to the trials, which record why
+            return
+        try:
+            kernel = cl.Kernel(built.program, self.spec.kernel)
+        except cl.Error:
+            names = built.program.get_info(cl.program_info.KERNEL_NAMES)
+            raise ConfigError(
+                f"kernel: no kernel {self.spec.kernel!r} in the program (it has {names!r})"
+            ) from None
+        mismatch = _arity_mismatch(self.spec.kernel, kernel.num_args, self.spec.argument_names)
+        if mismatch is not None:
+            raise ConfigError(f"arguments: {mismatch}")
+
     def _measure(self, config: Config) -> Measurement:
         global_size, local_size = self.geometry.sizes(self.spec.scope(config))
         source = self.source(config)
@@ -220,6 +269,9 @@ class OpenCLKernelProblem(KernelProblem):
     ) -> Measurement:
         import pyopencl as cl
 
+        mismatch = _arity_mismatch(self.spec.kernel, kernel.num_args, self.spec.argument_names)
+        if mismatch is not None:
+            return Measurement.failure(Status.RUN_ERROR, mismatch, **meta)
         limits = LaunchLimits.of(kernel, runner.session.device)
         args, local_bytes = runner.arguments(self.spec.scope(config))
         meta.update(limits.as_metrics(), local_arg_bytes=local_bytes)

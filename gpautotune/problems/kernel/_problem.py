@@ -8,6 +8,8 @@ from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from gpautotune.exceptions import ConfigError, SpaceError
 from gpautotune.execution import Evaluator, InProcessEvaluator, IsolatedEvaluator
 from gpautotune.problems import Measurement, Problem, Status
@@ -57,6 +59,45 @@ class KernelProblem(Problem):
     def _measure(self, config: Config) -> Measurement:
         """Build, check and time a valid configuration."""
 
+    def check(self) -> None:
+        """Make the arguments and the answer on the host, as the first evaluation would,
+        so that a mistake in them is one error before tuning, not a failure per trial.
+
+        Raises:
+            ConfigError: an argument or the answer cannot be made (the message names it).
+        """
+        self._host_values()
+
+    def _host_values(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """The argument values by name and the expected outputs, checked.
+
+        Raises:
+            ConfigError: an argument cannot be made or is an empty array, the answer
+                cannot be computed, or it has another number of elements than its output.
+        """
+        host = self.spec.materialise()
+        for i, (name, value) in enumerate(host.items()):
+            if isinstance(value, np.ndarray) and value.size == 0:
+                raise ConfigError(
+                    f"arguments.{i} ({name}): an empty array (shape {value.shape}); a kernel "
+                    "argument needs at least one element"
+                )
+        try:
+            expected = self.spec.answer.expected(host, self.spec.sizes)
+        except ConfigError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the user's answer function or arrays
+            raise ConfigError(
+                f"answer: the expected outputs cannot be computed: {type(exc).__name__}: {exc}"
+            ) from exc
+        for name, ref in expected.items():
+            size, wanted = np.asarray(ref).size, np.asarray(host[name]).size
+            if size != wanted:
+                raise ConfigError(
+                    f"answer.{name}: {size} elements, but argument {name} has {wanted}"
+                )
+        return host, expected
+
     def _checked(
         self, outputs: Mapping[str, Any], expected: Mapping[str, Any], meta: dict[str, Any]
     ) -> Measurement | None:
@@ -87,14 +128,17 @@ class KernelProblem(Problem):
 
     def default_evaluator(self) -> Evaluator:
         """A worker process with this problem's timeout (a hung kernel costs one timeout);
-        in this process, with a warning, when the problem cannot be pickled (e.g. a lambda
-        as answer)."""
+        in this process, with a warning naming the risks, when the problem cannot be
+        pickled (e.g. a lambda as answer or restriction)."""
         try:
             pickle.dumps(self)
         except Exception as exc:  # noqa: BLE001 - any pickling failure means the same
             warnings.warn(
-                f"{self.name} runs in this process without a timeout: it cannot be sent to a "
-                f"worker ({exc}); define answer functions at module level to get timeouts",
+                f"{self.name} runs in this process: it cannot be sent to a worker ({exc}). "
+                "A kernel that crashes then ends the whole run, and one that hangs cannot be "
+                f"stopped: timeout_s ({self.timeout_s:g} s) does not apply and Ctrl-C does not "
+                "interrupt a running kernel. Define answer functions and restrictions at "
+                "module level (not lambdas or closures) to run in a worker with timeouts",
                 stacklevel=2,
             )
             return InProcessEvaluator()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -194,7 +194,7 @@ def kernel_spec(
     source: str | Path,
     arguments: Sequence[Any] | Mapping[str, Any],
     tune_params: Mapping[str, Sequence[Any]],
-    restrictions: Sequence[str] | None = None,
+    restrictions: Sequence[str | Callable[..., Any]] | str | Callable[..., Any] | None = None,
     sizes: Mapping[str, int] | None = None,
     defines: Mapping[str, Any] | None = None,
     answer: Any = None,
@@ -221,7 +221,9 @@ def kernel_spec(
     if atol < 0 or rtol < 0:
         raise ConfigError(f"atol and rtol must be >= 0, got {atol}, {rtol}")
     size_values = _sizes(sizes)
-    space = space_from_tune_params(tune_params, restrictions or (), name=str(kernel))
+    space = space_from_tune_params(
+        tune_params, () if restrictions is None else restrictions, name=str(kernel)
+    )
     clash = sorted(set(size_values) & set(space.names))
     if clash:
         raise ConfigError(f"sizes and tune_params share the names {clash}")
@@ -243,7 +245,15 @@ def kernel_spec(
         space=space,
         defines=dict(defines or {}),
         answer=Answer(
-            answer, [a.name for a in args], list(size_values), allow_imports=allow_imports
+            answer,
+            [a.name for a in args],
+            list(size_values),
+            allow_imports=allow_imports,
+            non_arrays={
+                a.name: "a local buffer" if a.is_local else "a scalar argument"
+                for a in args
+                if a.is_local or a.is_scalar
+            },
         ),
         atol=float(atol),
         rtol=float(rtol),

@@ -256,3 +256,64 @@ def test_a_kernel_on_one_line_is_code_and_a_missing_file_is_named(tmp_path):
     for missing in ("kernels/missing.cl", "x" * 400):
         with pytest.raises(ConfigError, match="source: no file"):
             read_source(missing)
+
+
+def test_numpy_numbers_in_tune_params_are_ordered_python_numbers():
+    """``2 ** np.arange(5, 9)`` and ``np.arange(...)`` (Kernel Tuner habits) are numbers."""
+    space = space_from_tune_params(
+        {
+            "bx": 2 ** np.arange(5, 9),
+            "t": np.arange(32, 257, 32),
+            "f": np.array([0.5, 1.0, 2.0], dtype=np.float32),
+            "v": [np.True_, np.False_],
+        }
+    )
+    assert space["bx"] == PowerOfTwo("bx", 32, 256)
+    assert isinstance(space["t"], Ordinal) and space["t"].levels == tuple(range(32, 257, 32))
+    assert space["t"].scale == "log2" and isinstance(space["f"], Ordinal)
+    assert {type(v) for v in space["t"].levels} == {int}
+    assert {type(v) for v in space["f"].levels} == {float}
+    assert isinstance(space["v"], Boolean)
+
+
+def test_restrictions_may_be_one_string_or_functions():
+    params = {"bx": [32, 64, 128]}
+    for restrictions in ("bx > 32", lambda p: p["bx"] > 32, ["bx > 32"]):
+        space = space_from_tune_params(params, restrictions)
+        assert [c["bx"] for c in space.enumerate()] == [64, 128], restrictions
+    spec = _spec(restrictions=lambda p: p["block_size_x"] > 32)
+    assert [c["block_size_x"] for c in spec.space.enumerate()] == [64]
+    with pytest.raises(ConfigError, match="restrictions: give a list of expression strings"):
+        space_from_tune_params(params, 32)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "answer", "says"),
+    [
+        ([{"name": "n", "value": "n"}], {"n": "n"}, "n is a scalar argument"),
+        ([{"name": "s", "local": 4}], {"s": "1"}, "s is a local buffer"),
+        ([np.int32(3)], [None, None, 3], "arg2 is a scalar argument"),
+    ],
+)
+def test_an_answer_checks_array_arguments_only(arguments, answer, says):
+    base = [{"name": "out", "zeros": "n"}, {"name": "x", "random": "n"}]
+    with pytest.raises(ConfigError, match=f"answer: {says}; only array arguments"):
+        _spec(arguments=base + arguments, answer=answer)
+    spec = _spec(arguments=base + [{"name": "n", "value": "n"}], answer=lambda args: {"n": args[2]})
+    with pytest.raises(ConfigError, match="answer function: n is a scalar argument"):
+        spec.answer.expected(spec.materialise(), spec.sizes)
+
+
+def test_a_work_size_below_one_is_refused():
+    """An empty or negative range would launch nothing and be timed as fast: it is a
+    ConfigError (an invalid configuration where a parameter takes part; check() refuses
+    a size the sizes alone fix)."""
+    shape = geometry("n - block_size_x", (None, None, None), None, ["n", "block_size_x"])
+    assert shape.sizes({"n": 64, "block_size_x": 32}) == ((32,), (32,))
+    with pytest.raises(ConfigError, match=r"problem_size\[0\]: 'n - block_size_x' gives 0, not"):
+        shape.sizes({"n": 64, "block_size_x": 64})
+    shape.check({"n": 64}, ["block_size_x"])  # depends on a parameter: per configuration
+    fixed = geometry(["n", "m - n"], (None, None, None), None, ["n", "m"])
+    with pytest.raises(ConfigError, match=r"problem_size\[1\]: 'm - n' gives -3, not a positive"):
+        fixed.check({"n": 5, "m": 2}, [])
+    fixed.check({"n": 5, "m": 6}, [])
