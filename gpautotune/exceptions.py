@@ -9,6 +9,7 @@ callers who catch ``ValueError`` or ``FileNotFoundError`` keep working.
 from __future__ import annotations
 
 import difflib
+import reprlib
 from collections.abc import Iterable
 from typing import Any, Protocol
 
@@ -80,6 +81,12 @@ class _HasErrors(Protocol):
     def errors(self) -> list[dict[str, Any]]: ...
 
 
+#: Values in messages, bounded (a YAML file of nested aliases stands for 10^9 strings).
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxother = 2, 120, 120
+_SHORT.maxlist = _SHORT.maxtuple = _SHORT.maxdict = _SHORT.maxset = 6
+
+
 def format_validation_error(exc: _HasErrors, where: str) -> str:
     """A pydantic ``ValidationError`` as one line: ``where.key.subkey: message (got value)``
     per problem, joined by ``; `` (checks of several keys at once give the message only)."""
@@ -87,9 +94,10 @@ def format_validation_error(exc: _HasErrors, where: str) -> str:
     for err in exc.errors():
         loc = ".".join(str(p) for p in (where, *err["loc"]) if p != "")
         msg = str(err["msg"]).removeprefix("Value error, ")
+        shown = _SHORT.repr(err["input"]) if "input" in err else ""
         got = (
-            f" (got {err['input']!r})"
-            if err["loc"] and "input" in err and not isinstance(err["input"], dict)
+            f" (got {shown})"
+            if err["loc"] and shown and not isinstance(err["input"], dict) and shown not in msg
             else ""
         )
         lines.append(f"{loc}: {msg}{got}" if loc else msg)

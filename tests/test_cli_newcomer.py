@@ -163,3 +163,15 @@ def test_report_repeats_the_comparisons_report(tmp_path, monkeypatch):
     assert sorted(set(summary["budget"])) == [3, 8]
     assert set(pd.read_csv(folder / "pairwise.csv")["reference"]) == {"Sobol"}
     assert not (tmp_path / "results" / "c").exists()  # the old default folder
+
+
+def test_a_value_of_nested_aliases_is_shown_short(booth_yaml, tmp_path):
+    # each key lists ten aliases of the one before: a5 stands for 10^5 strings
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"] + [
+        f"a{k}: &a{k} [{', '.join([f'*a{k - 1}'] * 10)}]" for k in range(1, 6)
+    ]
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(booth_yaml.read_text() + "\n".join(lines) + "\n")
+    result = runner.invoke(app, ["tune", str(bomb)])
+    assert result.exit_code == 2 and "a5: Extra inputs are not permitted" in _flat(result.output)
+    assert len(result.output) < 5_000

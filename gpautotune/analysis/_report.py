@@ -27,6 +27,7 @@ from rich.text import Text
 
 from gpautotune.analysis import _plots
 from gpautotune.analysis._summary import ComparisonReport, RandomBaseline, analyse
+from gpautotune.exceptions import ConfigError
 
 __all__ = ["write_report", "write_files", "summary_table", "markdown"]
 
@@ -64,8 +65,21 @@ def write_report(
 
 
 def write_files(report: ComparisonReport, out_dir: str | os.PathLike[str]) -> list[Path]:
-    """Write ``report``'s tables and figures into ``out_dir``."""
-    out = Path(out_dir)
+    """Write ``report``'s tables and figures into ``out_dir``.
+
+    Raises:
+        ConfigError: ``out_dir`` cannot be written (a file, or an unwritable place).
+    """
+    try:
+        return _write_files(report, Path(out_dir))
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot write the report into {str(out_dir)!r}: {exc.strerror or exc}; "
+            "give another folder"
+        ) from None
+
+
+def _write_files(report: ComparisonReport, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for name in ("summary", "pairwise", "curves", "peers"):

@@ -47,6 +47,7 @@ from gpautotune.analysis._stats import (
     verdict,
 )
 from gpautotune.analysis._willemsen import expected_random_best, willemsen_score
+from gpautotune.exceptions import ConfigError
 
 __all__ = ["ComparisonReport", "RandomBaseline", "analyse", "random_baseline", "report_dir"]
 
@@ -283,8 +284,18 @@ def _curve_rows(
     return rows, scores
 
 
-def _checkpoints(requested: Sequence[int] | None, horizon: int) -> list[int]:
+def _checkpoints(
+    requested: Sequence[int] | None, horizon: int, problem: str = "", *, strict: bool = False
+) -> list[int]:
+    """The budgets to tabulate; with ``strict`` (the user's own), one outside
+    1..``horizon`` is an error instead of being left out."""
     if requested:
+        outside = sorted({int(c) for c in requested if not 1 <= c <= horizon})
+        if outside and strict:
+            raise ConfigError(
+                f"checkpoint {outside[0]} is outside 1..{horizon} (the budget of "
+                f"{problem or 'the runs'}); give budgets from 1 to {horizon}"
+            )
         kept = sorted({int(c) for c in requested if 1 <= c <= horizon})
         return kept or [horizon]
     from gpautotune.comparison import default_checkpoints
@@ -325,6 +336,7 @@ def analyse(
     runs = load_runs(db_path)
     stored = runs.settings
     reference = reference or stored.get("reference")
+    strict = bool(checkpoints)  # the caller's own checkpoints, not the comparison's
     checkpoints = checkpoints or stored.get("checkpoints")
     summary, pairwise, curves, peers = [], [], [], []
     chosen, refs, baselines = {}, {}, {}
@@ -332,7 +344,7 @@ def analyse(
         groups = runs.of(problem)
         info = runs.problems.get(problem, ProblemInfo(problem, None))
         horizon = max(g.horizon for g in groups)
-        chosen[problem] = _checkpoints(checkpoints, horizon)
+        chosen[problem] = _checkpoints(checkpoints, horizon, problem, strict=strict)
         refs[problem] = _reference(groups, reference)
         baseline = random_baseline(info, groups, horizon)
         if baseline is not None:

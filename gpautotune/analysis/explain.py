@@ -15,6 +15,7 @@ import inspect
 import json
 import logging
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -83,7 +84,10 @@ def run_space(record: RunRecord, section: Mapping[str, Any] | None = None) -> Sp
     stored description.
     """
     spec = record.settings["space"]
+    rows = [c for c in spec["constraints"] if _ROW_LABEL.match(c)]
     try:
+        if rows:  # a replayed file's "row of FILE (N rows)" is a set of rows, not text
+            raise GPAutotuneError(f"its constraint {rows[0]!r} is the rows of a replayed file")
         derived = _dependency_order(spec["derived"], [p["name"] for p in spec["parameters"]])
         space = space_from_spec(spec["parameters"], spec["constraints"], derived, spec.get("name"))
         inputs = spec.get("model_inputs") or ()
@@ -104,13 +108,24 @@ def run_space(record: RunRecord, section: Mapping[str, Any] | None = None) -> Sp
     from gpautotune.problems import problem_factory
 
     rebuilt = []
+    settings = record.settings["problem"]
     try:
-        factory, extra = problem_factory(record.problem)
-        accepted = inspect.signature(factory).parameters
-        options = {
-            k: v for k, v in record.settings["problem"].items() if k in accepted and k != "variant"
-        }
-        rebuilt.append((f"problem {record.problem!r}", factory(**extra, **options).space))
+        if rows and "path" in settings:  # a Kernel Tuner cache or T4 file (``kt-cache``)
+            from gpautotune.problems.kt_cache import kt_cache_problem
+
+            problem = kt_cache_problem(
+                settings["path"],
+                settings.get("objective"),
+                settings.get("direction", "min"),
+                settings.get("restrictions") or None,
+                label=settings.get("name"),
+            )
+            rebuilt.append((f"the file {settings['path']!r}", problem.space))
+        else:
+            factory, extra = problem_factory(record.problem)
+            accepted = inspect.signature(factory).parameters
+            options = {k: v for k, v in settings.items() if k in accepted and k != "variant"}
+            rebuilt.append((f"problem {record.problem!r}", factory(**extra, **options).space))
     except (GPAutotuneError, TypeError) as exc:
         reason += f"; problem {record.problem!r}: {exc}"
     if section is not None:
@@ -123,9 +138,17 @@ def run_space(record: RunRecord, section: Mapping[str, Any] | None = None) -> Sp
         if json.loads(json.dumps(space.describe())) == spec:
             return space
         reason += f"; {what} rebuilds a different space"
-    raise ConfigError(
-        f"cannot rebuild the search space of run {record.id} ({reason}); pass space= to explain_run"
+    hint = (
+        f"run explain where the replayed file {settings['path']!r} is found (the folder "
+        "`tune` ran in), or pass space= to explain_run"
+        if rows and "path" in settings
+        else "pass space= to explain_run"
     )
+    raise ConfigError(f"cannot rebuild the search space of run {record.id} ({reason}); {hint}")
+
+
+#: The text of a replayed file's row-set constraint (:class:`~gpautotune.space.RowSet`).
+_ROW_LABEL = re.compile(r"^row of .+ \([\d,]+ rows\)$|^row of the table$")
 
 
 def catalog_section(db_path: str | os.PathLike[str], record: RunRecord) -> Mapping[str, Any] | None:
@@ -259,7 +282,13 @@ def explain_run(
     )
     chart = None
     if out_dir is not None:
-        chart = _write(result, table.attrs, Path(out_dir), f"run{record.id}-sobol-{domain}")
+        try:
+            chart = _write(result, table.attrs, Path(out_dir), f"run{record.id}-sobol-{domain}")
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot write the explanation into {str(out_dir)!r}: {exc.strerror or exc}; "
+                "give another folder"
+            ) from None
     step(EXPLAIN_STEPS, "done")
     return table, chart
 

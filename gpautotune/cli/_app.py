@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from gpautotune.exceptions import GPAutotuneError
+from gpautotune.exceptions import ConfigError, GPAutotuneError
 
 HELP_OPTIONS = {"help_option_names": ["-h", "--help"]}
 app = typer.Typer(
@@ -70,6 +70,36 @@ def journal_file(db: str) -> Path:
     if path == ":memory:" or not Path(path).is_file():
         raise GPAutotuneError(f"journal {db!r} does not exist")
     return Path(path)
+
+
+def output_folder(path: Path, what: str, *, make: bool = True) -> Path:
+    """``path`` made ready as the folder to write ``what`` into (created if missing; with
+    ``make=False`` only checked), or a one-line error saying why it cannot be."""
+    for folder in (path, *path.parents):
+        if folder.exists():
+            if not folder.is_dir():
+                raise ConfigError(
+                    f"cannot write {what} into {str(path)!r}: {str(folder)!r} is a file; "
+                    "give a folder"
+                )
+            break
+    if not make:
+        return path
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot write {what} into {str(path)!r}: {exc.strerror or exc}; give another folder"
+        ) from None
+    return path
+
+
+def output_file(path: Path, what: str) -> Path:
+    """``path`` checked as a file to write ``what`` to (its folder created if missing)."""
+    if path.is_dir():
+        raise ConfigError(f"cannot write {what} to {str(path)!r}: it is a folder; give a file name")
+    output_folder(path.parent, what)
+    return path
 
 
 def user_errors(fn: F) -> F:

@@ -15,8 +15,10 @@ from gpautotune.cli._app import (
     Reference,
     console,
     journal_file,
+    output_folder,
     user_errors,
 )
+from gpautotune.exceptions import ConfigError
 from gpautotune.progress import ProgressBar
 
 
@@ -45,8 +47,20 @@ def compare(
     allow_imports: AllowImports = False,
 ) -> None:
     """Run (or resume) a repeated comparison on Dask, then write its report."""
-    from gpautotune.comparison import run_comparison
+    from gpautotune.comparison import load_comparison, run_comparison
+    from gpautotune.storage import journal_path
 
+    if workers is not None and workers < 1:
+        raise ConfigError(f"workers must be >= 1, got {workers}")
+    # The report's folder is checked before the repetitions run, not after.
+    folder = out
+    path = None if db is None else journal_path(db)
+    if folder is None and path != ":memory:":
+        folder = load_comparison(
+            config, allow_imports=allow_imports, only=only or None, storage=path
+        ).report_dir()
+    if folder is not None:
+        output_folder(folder, "the report")
     with ProgressBar("repetitions", None, console=console) as bar:
 
         def on_progress(done: int, total: int, outcome: Any) -> None:
@@ -84,7 +98,7 @@ def _write_report(
 
     with console.status("analysing the runs"):
         result = analyse(storage, reference=reference, checkpoints=checkpoints)
-    folder = out or report_dir(storage)
+    folder = output_folder(out or report_dir(storage), "the report")
     with console.status(f"writing tables and figures into {folder}"):
         files = result.write(folder)
     console.print(summary_table(result))

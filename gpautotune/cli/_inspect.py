@@ -16,6 +16,8 @@ from gpautotune.cli._app import (
     console,
     fmt,
     journal_file,
+    output_file,
+    output_folder,
     user_errors,
 )
 from gpautotune.exceptions import GPAutotuneError
@@ -59,6 +61,8 @@ def show(
     from gpautotune.storage import Journal
     from gpautotune.tuner import best_trial
 
+    if top < 0:
+        raise GPAutotuneError(f"--top must be 0 or more, got {top}")
     journal = Journal(journal_file(db), read_only=True)
     runs = [journal.get_run(run)] if run is not None else journal.runs()
     runs = [r for r in runs if name is None or r.label == name]
@@ -119,9 +123,13 @@ def export(
     if csv is None and parquet is None and t4 is None:
         raise GPAutotuneError("give --csv PATH, --parquet PATH and/or --t4 PATH")
     journal = Journal(file, read_only=True)
-    for path in (csv, parquet):
+    tables = {"csv": csv, "parquet": parquet}  # the option names the format, not the suffix
+    for path in (*tables.values(), t4):
         if path is not None:
-            console.print(f"wrote {export_table(journal, path, run)}")
+            output_file(path, "the export")
+    for format, path in tables.items():
+        if path is not None:
+            console.print(f"wrote {export_table(journal, path, run, format=format)}")
     if t4 is not None:
         console.print(f"wrote {export_t4(journal, t4, run, validate=validate)}")
 
@@ -278,11 +286,12 @@ def explain(
     from gpautotune.analysis.explain import EXPLAIN_STEPS, explain_run, indices_table
 
     file = journal_file(db)
+    folder = output_folder(out or file.with_suffix(""), "the explanation", make=False)
     with ProgressBar("explaining", EXPLAIN_STEPS, console=console, transient=True) as bar:
         table, chart = explain_run(
             file,
             run,
-            out_dir=out or file.with_suffix(""),
+            out_dir=folder,
             domain=domain,
             paths=paths,
             progress=lambda i, what: bar.update(i, description=what),

@@ -77,6 +77,11 @@ def dask_client(
             )
         try:
             client = Client(scheduler, timeout="20s")
+        except ValueError as exc:  # a malformed address, e.g. no port
+            raise ConfigError(
+                f"the Dask scheduler address {scheduler!r} is malformed ({exc}); "
+                "give tcp://HOST:PORT"
+            ) from None
         except (OSError, TimeoutError) as exc:
             raise GPAutotuneError(f"cannot reach the Dask scheduler {scheduler!r}: {exc}") from None
         try:

@@ -141,7 +141,7 @@ class KtCacheProblem(Problem):
     ) -> None:
         self.records, self.path, self.direction = records, path, direction
         self.restrictions = tuple(restrictions)
-        source = Path(records.source)
+        source = Path(records.source).absolute()  # a file named alone has its folder too
         stem = source.name.removesuffix(".gz").removesuffix(".json")
         self.name = name or f"{source.parent.name}/{stem}"
         self.objective = records.objective

@@ -255,23 +255,33 @@ class Journal:
 
         Returns:
             ``(copied, skipped)``: a run this journal holds already (its key, or its
-            placeless key: the same replayed data read from another place) is skipped.
+            placeless key: the same replayed data read from another place) is skipped,
+            unless the source extended it (the held trials are the first of the source's,
+            which has more): then the rest of its trials are copied, with its budget and
+            status, and it counts as copied.
         """
         if self.read_only:
             raise StorageError(f"journal {self.path!r} is open read-only")
         copied = skipped = 0
         with self._sql("cannot copy runs into"):
-            held = {k for _, key, _, where in self._identities("1") for k in (key, where) if k}
+            held = {
+                k: run_id
+                for run_id, key, _, where in self._identities("1")
+                for k in (key, where)
+                if k
+            }
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 for source_id, key, _, where in source._identities("r.status = 'finished'"):
                     if keep is not None and not keep(source.get_run(source_id)):
                         continue
-                    if key in held or (where is not None and where in held):
-                        skipped += 1
+                    held_id = held.get(key, held.get(where) if where is not None else None)
+                    if held_id is not None:
+                        extended = self._extend_run(held_id, source, source_id)
+                        copied, skipped = copied + extended, skipped + (not extended)
                         continue
-                    self._copy_run(source, source_id)
-                    held |= {key} | ({where} if where else set())
+                    run_id = self._copy_run(source, source_id)
+                    held |= {key: run_id} | ({where: run_id} if where else {})
                     copied += 1
                 self._conn.executemany(
                     "INSERT OR IGNORE INTO problem_catalog VALUES (?,?,?,?)",
@@ -285,9 +295,38 @@ class Journal:
                 raise
         return copied, skipped
 
-    def _copy_run(self, source: Journal, source_id: int) -> None:
+    def _extend_run(self, run_id: int, source: Journal, source_id: int) -> bool:
+        """Copy the trials of ``source``'s run beyond those of run ``run_id`` (the same run,
+        extended elsewhere), with its budget and status; False where it has no more, or
+        where the held trials are not the first of the source's (then nothing is copied)."""
+        trials = [c for c in self._columns("trials") if c not in ("id", "run_id")]
+        ours = self._conn.execute(
+            "SELECT number, config FROM trials WHERE run_id=? ORDER BY number", (run_id,)
+        ).fetchall()
+        theirs = source._conn.execute(
+            f"SELECT number, config, {', '.join(trials)} FROM trials WHERE run_id=?"
+            " ORDER BY number",
+            (source_id,),
+        ).fetchall()
+        if len(theirs) <= len(ours) or [tuple(t[:2]) for t in theirs[: len(ours)]] != ours:
+            return False
+        self._conn.executemany(
+            f"INSERT INTO trials (run_id, {', '.join(trials)})"
+            f" VALUES (?, {', '.join('?' * len(trials))})",
+            [(run_id, *row[2:]) for row in theirs[len(ours) :]],
+        )
+        budget, status, finished_at = source._conn.execute(
+            "SELECT budget, status, finished_at FROM runs WHERE id=?", (source_id,)
+        ).fetchone()
+        self._conn.execute(
+            "UPDATE runs SET budget=?, status=?, finished_at=? WHERE id=?",
+            (budget, status, finished_at, run_id),
+        )
+        return True
+
+    def _copy_run(self, source: Journal, source_id: int) -> int:
         """Insert ``source``'s run ``source_id``, its trials and data digest, column by
-        column (the two journals share the schema)."""
+        column (the two journals share the schema); returns the new run's id."""
         runs = [c for c in self._columns("runs") if c != "id"]
         trials = [c for c in self._columns("trials") if c not in ("id", "run_id")]
         row = source._conn.execute(
@@ -309,6 +348,7 @@ class Journal:
             self._conn.execute(
                 "INSERT INTO run_data (run_id, digest) VALUES (?,?)", (run_id, digest)
             )
+        return run_id
 
     def _columns(self, table: str) -> list[str]:
         return [row[1] for row in self._conn.execute(f"PRAGMA table_info({table})")]

@@ -143,12 +143,17 @@ def export_t4(
     if validate:
         validate_t4(document)
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(document, default=str)
-    if path.suffix == ".gz":
-        import gzip
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix == ".gz":
+            import gzip
 
-        path.write_bytes(gzip.compress(text.encode()))
-    else:
-        path.write_text(text)
+            path.write_bytes(gzip.compress(text.encode()))
+        else:
+            path.write_text(text)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot write the T4 file {str(path)!r}: {exc.strerror or exc}; give another path"
+        ) from None
     return path

@@ -77,17 +77,34 @@ def trials_frame(journal: Journal, run_id: int | None = None) -> pd.DataFrame:
     return frame
 
 
-def export_table(journal: Journal, path: str | os.PathLike[str], run_id: int | None = None) -> Path:
-    """Write the trials as CSV or Parquet (chosen by the file suffix)."""
+def export_table(
+    journal: Journal,
+    path: str | os.PathLike[str],
+    run_id: int | None = None,
+    *,
+    format: str | None = None,
+) -> Path:
+    """Write the trials as CSV or Parquet: ``format`` (``"csv"`` or ``"parquet"``) when
+    given, whatever the file's suffix, else the format the suffix names."""
     path = Path(path)
+    if format is None:
+        format = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}.get(path.suffix)
+        if format is None:
+            raise ConfigError(f"export path {str(path)!r} must end in .csv or .parquet")
+    elif format not in ("csv", "parquet"):
+        raise ConfigError(f"export format {format!r} is not 'csv' or 'parquet'")
     frame = trials_frame(journal, run_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix == ".csv":
-        frame.to_csv(path, index=False)
-    elif path.suffix in (".parquet", ".pq"):
-        frame.to_parquet(path, index=False)
-    else:
-        raise ConfigError(f"export path {str(path)!r} must end in .csv or .parquet")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if format == "csv":
+            frame.to_csv(path, index=False)
+        else:
+            frame.to_parquet(path, index=False)
+    except OSError as exc:
+        kind = "CSV" if format == "csv" else "Parquet"
+        raise ConfigError(
+            f"cannot write the {kind} file {str(path)!r}: {exc.strerror or exc}; give another path"
+        ) from None
     return path
 
 
@@ -105,27 +122,48 @@ def import_csv(
         raise DataNotFoundError(f"warm-start file {str(path)!r} does not exist")
     import pandas as pd
 
-    frame = pd.read_csv(path)
+    where = f"warm-start file {str(path)!r}"
+    try:
+        frame = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise ConfigError(
+            f"{where} is empty; give a header row (one column per parameter and "
+            f"{objective!r}) and one row per measurement"
+        ) from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{where} is not UTF-8 text; save it as a UTF-8 CSV") from None
+    except (pd.errors.ParserError, ValueError) as exc:
+        raise ConfigError(f"{where} is not a readable CSV: {' '.join(str(exc).split())}") from None
     missing = [c for c in [*space.names, objective] if c not in frame.columns]
     if missing:
-        raise ConfigError(
-            f"warm-start file {str(path)!r} lacks columns {missing}; it has {list(frame.columns)}"
-        )
+        raise ConfigError(f"{where} lacks columns {missing}; it has {list(frame.columns)}")
     trials = []
     for i, row in enumerate(frame.to_dict("records")):
         raw = {n: row[n] for n in space.names}
         try:
             config = space.to_configs(space.to_index([raw]))[0]
         except SpaceError as exc:
-            raise ConfigError(f"warm-start file {str(path)!r}, row {i + 2}: {exc}") from None
-        status = (
-            Status(row["status"])
-            if "status" in row and isinstance(row["status"], str)
-            else Status.OK
-        )
+            raise ConfigError(f"{where}, row {i + 2}: {exc}") from None
+        status = Status.OK
+        if "status" in row and isinstance(row["status"], str):
+            try:
+                status = Status(row["status"])
+            except ValueError:
+                raise ConfigError(
+                    f"{where}, row {i + 2}, column 'status': {row['status']!r} is not a "
+                    f"status; use one of {[s.value for s in Status]} (or leave it empty)"
+                ) from None
         value = row[objective]
-        if status is Status.OK and (value is None or not np.isfinite(float(value))):
-            status = Status.RUN_ERROR
+        if status is Status.OK:
+            try:
+                value = None if value is None else float(value)
+            except (TypeError, ValueError):
+                raise ConfigError(
+                    f"{where}, row {i + 2}, column {objective!r}: {value!r} is not a number; "
+                    "give a number (leave it empty for a failed measurement)"
+                ) from None
+            if value is None or not np.isfinite(value):
+                status = Status.RUN_ERROR
         m = (
             Measurement.success(float(value))
             if status is Status.OK

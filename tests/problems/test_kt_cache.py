@@ -217,3 +217,10 @@ def test_all_shared_caches_and_t4_files_load_with_their_counts():
         assert (problem.rows, problem.failed_rows, problem.space.size) == (rows, failed, raw)
         assert problem.space.count_valid().estimate == rows
         assert problem.optimum == pytest.approx(min(problem.measured_values()))
+
+
+def test_a_cache_named_alone_or_by_its_full_path_is_one_problem(cache, monkeypatch):
+    path = cache[1]
+    monkeypatch.chdir(path.parent)
+    alone = kt_cache_problem(path.name)
+    assert alone.name == f"{path.parent.name}/cache" == kt_cache_problem(path).name

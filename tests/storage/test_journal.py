@@ -143,6 +143,22 @@ def _trial(number, value):
     return Trial(number, {"x": number}, Measurement.success(value), {"ei": 0.5}, 1.0, 0.1)
 
 
+def test_a_run_extended_elsewhere_gets_its_further_trials(tmp_path):
+    """A run merged at budget 2, then extended to 4 on another machine: merging again
+    copies trials 2 and 3 and the budget; a source whose first trials differ is skipped."""
+    a, b, other = (Journal(tmp_path / f"{n}.db") for n in ("a", "b", "o"))
+    _finished_run(b, [_trial(0, 3.0), _trial(1, 2.0)])
+    longer = [_trial(n, 4.0 - n) for n in range(4)]
+    run = _finished_run(a, longer)
+    assert b.copy_runs(a) == (1, 0)
+    (held,) = b.runs()
+    assert held.budget == 4 and [t.value for t in b.trials(held.id)] == [3.0, 2.0, 2.0, 1.0]
+    assert b.copy_runs(a) == (0, 1)
+    _finished_run(other, [_trial(5, 1.0), *longer[1:]])
+    assert b.copy_runs(other) == (0, 1) and len(b.trials(held.id)) == 4
+    assert run.key == held.key
+
+
 def test_runs_of_other_journals_are_copied_once_with_their_trials(tmp_path):
     """``copy_runs`` (``gpautotune merge``) joins journals made on several machines: each
     finished run once, trials and data digest included, only the runs ``keep`` accepts."""
