@@ -17,6 +17,22 @@ from gpautotune.strategies import Strategy
 __all__ = ["tune_kernel"]
 
 
+def _whole(size: Any) -> int:
+    """A problem size given as a number, as an int (1000.0 is 1000; 1000.7 is refused).
+
+    Raises:
+        ConfigError: not a whole number.
+    """
+    try:
+        whole = int(size)
+        exact = whole == size
+    except (TypeError, ValueError, OverflowError):
+        exact = False
+    if isinstance(size, bool) or not exact:
+        raise ConfigError(f"problem_size: {size!r} is not a whole number of work items")
+    return whole
+
+
 def _problem(
     lang: str,
     kernel_name: str,
@@ -49,9 +65,9 @@ def _problem(
     if problem_size is None:
         raise ConfigError("an OpenCL kernel needs a problem_size (work per dimension)")
     if isinstance(problem_size, (list, tuple)):
-        problem_size = [v if isinstance(v, str) else int(v) for v in problem_size]
+        problem_size = [v if isinstance(v, str) else _whole(v) for v in problem_size]
     elif not isinstance(problem_size, str):
-        problem_size = int(problem_size)
+        problem_size = _whole(problem_size)
     return opencl_kernel(**common, problem_size=problem_size, **options)
 
 

@@ -58,6 +58,8 @@ class Measurement:
     def __post_init__(self) -> None:
         object.__setattr__(self, "status", Status(self.status))
         if self.status is Status.OK:
+            if isinstance(self.value, str | bytes | bool):  # float("2") would take them
+                raise ValueError(f"an ok measurement needs a number, got {self.value!r}")
             if self.value is None or not math.isfinite(float(self.value)):
                 raise ValueError(f"an ok measurement needs a finite value, got {self.value!r}")
             object.__setattr__(self, "value", float(self.value))

@@ -297,3 +297,9 @@ def test_a_budget_below_the_stored_trials_is_refused(tmp_path):
         tune(quadratic, "random", 3, space=SPACE, seed=0, storage=db)
     assert Journal(db).get_run(1).budget == 6
     assert tune(quadratic, "random", 6, space=SPACE, seed=0, storage=db).used == 6
+
+
+@pytest.mark.parametrize("value", ["2", b"2", True, None, float("nan")])
+def test_an_ok_measurement_needs_a_finite_number(value):
+    with pytest.raises(ValueError, match="an ok measurement needs a"):
+        Measurement.success(value)

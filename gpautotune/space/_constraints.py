@@ -27,12 +27,21 @@ ColumnFunction = Callable[[Mapping[str, np.ndarray]], Any]
 
 
 def _rowwise(
-    fn: ColumnFunction, cols: Mapping[str, np.ndarray], names: list[str], n: int
+    fn: ColumnFunction, cols: Mapping[str, np.ndarray], names: list[str], n: int, label: str
 ) -> np.ndarray:
     out = np.empty(n, dtype=object)
     for i in range(n):
-        out[i] = fn({k: _item(cols[k][i]) for k in names})
+        row = {k: _item(cols[k][i]) for k in names}
+        try:
+            out[i] = fn(row)
+        except Exception as exc:  # noqa: BLE001 - the user's function, named with its input
+            raise _raised(label, exc, row) from exc
     return out
+
+
+def _raised(label: str, exc: Exception, row: Mapping[str, Any] | None = None) -> PredicateError:
+    on = f" on {dict(row)}" if row is not None else ""
+    return PredicateError(f"{label} raised {type(exc).__name__}: {exc}{on}")
 
 
 def _item(value: Any) -> Any:
@@ -63,12 +72,14 @@ class _Function:
                 out = self.fn(cols)
             except (ValueError, TypeError, KeyError):
                 # A scalar-style callable ("truth value of an array is ambiguous").
+                out = _rowwise(self.fn, cols, cols.names, n, self.label)
                 warnings.warn(
                     f"{self.label} is evaluated one configuration at a time; write it with "
                     "numpy operations (&, |, np.minimum) to vectorise it",
                     stacklevel=3,
                 )
-                out = _rowwise(self.fn, cols, cols.names, n)
+            except Exception as exc:  # noqa: BLE001 - the user's function, named
+                raise _raised(self.label, exc) from exc
         out = np.asarray(out)
         return np.broadcast_to(out, (n,)) if out.ndim == 0 else out
 

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from scipy.stats import qmc
 
-from gpautotune.exceptions import SpaceError
+from gpautotune.exceptions import PredicateError, SpaceError
 from gpautotune.problems.laplacian.space import laplacian_space
 from gpautotune.space import Boolean, Categorical, IntRange, PowerOfTwo, Space, space_from_spec
 from gpautotune.space._sampling import sample_index
@@ -293,3 +293,19 @@ def test_one_constraint_given_alone_is_one_constraint():
     assert alone.describe()["constraints"] == ["a > b"]
     assert alone.enumerate() == Space(params, constraints=["a > b"]).enumerate()
     assert len(Space(params, constraints=lambda c: c["a"] == c["b"]).enumerate()) == 4
+
+
+def test_a_constraint_function_that_raises_is_named_with_its_input(recwarn):
+    params = [IntRange("a", 0, 3), IntRange("b", 0, 3)]
+
+    def reads_a_typo(c):
+        return c["a"] > c["bb"]
+
+    def broken(cols):
+        raise RuntimeError("not ready")
+
+    with pytest.raises(PredicateError, match=r"reads_a_typo raised KeyError: 'bb' on \{'a': 0"):
+        Space(params, constraints=[reads_a_typo]).enumerate()
+    assert not recwarn.list  # no advice to vectorise a function that fails anyway
+    with pytest.raises(PredicateError, match="constraint broken raised RuntimeError: not ready"):
+        Space(params, constraints=[broken]).enumerate()

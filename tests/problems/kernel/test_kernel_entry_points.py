@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from gpautotune import tune_kernel
 from gpautotune.cli import app
+from gpautotune.exceptions import ConfigError
 from gpautotune.problems import Status
 from gpautotune.storage import Journal
 
@@ -104,6 +105,9 @@ def test_tune_kernel_returns_the_result_and_its_journal(tmp_path, cl_device):
     assert len(Journal(tmp_path / "vadd.db").trials(result.run_id)) == 3
     with pytest.raises(Exception, match="unknown option"):
         tune_kernel("vadd", VADD, n, [c, a, b, n], {"block_size_x": [32]}, grid_div=4)
+    for size in (n + 0.7, [n + 0.5], True):
+        with pytest.raises(ConfigError, match="not a whole number"):
+            tune_kernel("vadd", VADD, size, [c, a, b, n], {"block_size_x": [32]})
 
 
 def _readme_example() -> str:
