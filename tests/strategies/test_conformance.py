@@ -164,11 +164,15 @@ def test_a_space_smaller_than_the_design_is_measured_whole(name: str) -> None:
         name,
         8,
         space=space,
+        seed=0,
         strategy_options=FAST.get(name),
     )
     measured = sorted((t.config["x"], t.config["y"]) for t in result.trials)
     if name == "round-robin":  # a one-shot rule: one configuration is its whole run
         assert len(measured) == 1
+        return
+    if name == "greedy":  # ends at the first local minimum: (1, 0), from any start
+        assert (1, 0) in measured and len(set(measured)) == len(measured) <= 3
         return
     assert measured == [(0, 0), (0, 1), (1, 0)]
 
