@@ -66,7 +66,21 @@ class FunctionPaths:
         self.fn, self.n_paths = fn, 1
 
     def __call__(self, index: np.ndarray) -> np.ndarray:
-        return np.asarray(self.fn(index), dtype=float).reshape(1, -1)
+        """The values at the rows of ``index``, as one path.
+
+        Raises:
+            ConfigError: some are NaN or infinite (a variance of them, and so every index,
+                would be NaN, which the estimators turn into 0).
+        """
+        values = np.asarray(self.fn(index), dtype=float).reshape(1, -1)
+        bad = ~np.isfinite(values)
+        if bad.any():
+            raise ConfigError(
+                f"the function gave {int(bad.sum())} values that are NaN or infinite of "
+                f"{values.size} points; Sobol indices need a finite value at every point "
+                "(give failed configurations a value, e.g. a surrogate's prediction)"
+            )
+        return values
 
 
 def _fitted(gp: GPSurrogate) -> None:

@@ -12,7 +12,7 @@ from gpautotune.sensitivity.reference_functions import (
     ishigami_space,
     ishigami_truth,
 )
-from gpautotune.space import IntRange, Real, Space
+from gpautotune.space import IntRange, Ordinal, Real, Space
 from gpautotune.space._sampling import unit_sample
 from gpautotune.surrogate import GPSettings, GPSurrogate
 
@@ -142,3 +142,16 @@ def test_gp_on_200_points_g_function_intervals_contain_the_truth():
     assert inside(table, "S1", s1)[big].all() and inside(table, "ST", st)[big].all()
     assert inside(table, "S1", s1, slack=0.01).all() and inside(table, "ST", st, slack=0.01).all()
     assert table.sort_values("rank")["parameter"].tolist()[:3] == ["x1", "x2", "x3"]
+
+
+@pytest.mark.parametrize("domain", ["box", "valid"])
+def test_a_function_that_is_nan_somewhere_is_refused(domain):
+    space = Space([Ordinal("a", (1, 2, 3)), Ordinal("b", (1, 2, 3, 4))])
+
+    def failed_once(index):
+        cols = space.columns(index)
+        a, b = np.asarray(cols["a"], float), np.asarray(cols["b"], float)
+        return np.where((a == 3) & (b == 4), np.nan, a + 10 * b)  # every index was 0
+
+    with pytest.raises(ConfigError, match="NaN or infinite"):
+        sobol_indices(failed_once, space, n=64, domain=domain)
