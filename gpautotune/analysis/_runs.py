@@ -236,6 +236,8 @@ def load_runs(path: str | os.PathLike[str]) -> RunTable:
         ],
     )
     for (display, label), sub in finished.groupby(["display", "group"], sort=False):
+        # by seed: the bootstrap draws the same resamples whatever order the runs ended in
+        sub = sub.sort_values(["seed", "id"], kind="stable", na_position="last")
         _warn_if_mixed(display, label, sub)
         horizon = int(sub["budget"].max())
         values = [

@@ -335,6 +335,10 @@ def analyse(
     """
     runs = load_runs(db_path)
     stored = runs.settings
+    if reference is not None and runs.groups and reference not in runs.labels():
+        raise ConfigError(  # a misspelt label would test every strategy against another
+            f"reference {reference!r} is none of the journal's strategy labels {runs.labels()}"
+        )
     reference = reference or stored.get("reference")
     strict = bool(checkpoints)  # the caller's own checkpoints, not the comparison's
     checkpoints = checkpoints or stored.get("checkpoints")

@@ -26,13 +26,14 @@ renaming a label starts new repetitions). A problem ``name`` that contains a col
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from gpautotune.config import (
     Section,
@@ -117,6 +118,7 @@ class ComparisonConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     problems: list[Section] = Field(min_length=1)
     strategies: list[StrategyEntry] = Field(min_length=1)
+    _file_labels: list[str] | None = PrivateAttr(default=None)
     repetitions: int | None = Field(None, gt=0)
     budget: int = Field(gt=0)
     seed: int = Field(0, ge=0)
@@ -168,6 +170,18 @@ class ComparisonConfig(BaseModel):
             raise ValueError(
                 f"strategy labels {duplicates} repeat; give each strategy a distinct `label`"
             )
+        sections = [
+            json.dumps({"name": p.name, **p.options}, sort_keys=True, default=str)
+            for p in self.problems
+        ]
+        twice = sorted(
+            {p.name for p, t in zip(self.problems, sections, strict=True) if sections.count(t) > 1}
+        )
+        if twice:
+            raise ValueError(
+                f"problems {twice} are listed twice with the same options; list each once"
+            )
+        checkpoint_budget = max([self.budget, *(s.budget or 0 for s in self.strategies)])
         bare = [s.display for s in self.strategies if s.repetitions is None and s.seeds is None]
         if self.repetitions is None and bare:
             raise ValueError(
@@ -178,8 +192,11 @@ class ComparisonConfig(BaseModel):
             raise ValueError(
                 f"reference {self.reference!r} is none of the strategy labels {labels}"
             )
-        if self.checkpoints and self.checkpoints[-1] > self.budget:
-            raise ValueError(f"checkpoint {self.checkpoints[-1]} exceeds the budget {self.budget}")
+        if self.checkpoints and self.checkpoints[-1] > checkpoint_budget:
+            raise ValueError(
+                f"checkpoint {self.checkpoints[-1]} exceeds every budget (at most "
+                f"{checkpoint_budget})"
+            )
         return self
 
     def repetitions_of(self, entry: StrategyEntry) -> int:
@@ -212,17 +229,28 @@ class ComparisonConfig(BaseModel):
         storage = Path(self.storage)
         return storage.with_name(f"{storage.stem}-report")
 
+    def file_labels(self) -> list[str]:
+        """The labels of the file's strategies, in order (a selection's whole file's)."""
+        return self._file_labels or [s.display for s in self.strategies]
+
     def select(self, labels: list[str] | None) -> ComparisonConfig:
-        """Only the strategies whose labels are given (all when None)."""
+        """Only the strategies whose labels are given (all when None); the reference and
+        the order of the labels stay the file's, so that parts run with ``--only`` report
+        as the whole comparison would."""
         if not labels:
             return self
         known = [s.display for s in self.strategies]
         unknown = sorted(set(labels) - set(known))
         if unknown:
             raise ConfigError(f"no strategy labelled {unknown}; the comparison has {known}")
-        return self.model_copy(
-            update={"strategies": [s for s in self.strategies if s.display in labels]}
+        chosen = self.model_copy(
+            update={
+                "strategies": [s for s in self.strategies if s.display in labels],
+                "reference": self.reference_label(),
+            }
         )
+        chosen._file_labels = self.file_labels()
+        return chosen
 
 
 def default_checkpoints(budget: int) -> list[int]:

@@ -83,7 +83,7 @@ def _catalog(config: ComparisonConfig, problems: Sequence[Problem]) -> None:
             {
                 "checkpoints": config.report_checkpoints(),
                 "reference": config.reference_label(),
-                "labels": [s.display for s in config.strategies],
+                "labels": config.file_labels(),
                 "output": str(config.report_dir().resolve()) if config.output else None,
             }
         )

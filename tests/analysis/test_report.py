@@ -14,6 +14,7 @@ from gpautotune.analysis import (
     write_report,
 )
 from gpautotune.config import Section, build_problem
+from gpautotune.exceptions import ConfigError
 from gpautotune.problems import Measurement, Status
 from gpautotune.space import IntRange, Space
 from gpautotune.storage import Journal
@@ -44,6 +45,22 @@ def journal(tmp_path):
     with Journal(db) as journal:
         journal.record_problem("toy", {}, {"name": "booth"}, 0.5)
     return db
+
+
+def test_runs_are_taken_in_seed_order_whatever_order_they_ended_in(tmp_path):
+    space = Space([IntRange("x", 0, 9)], name="toy")
+    frames = []
+    for name, seeds in (("in-order", [0, 1, 2, 3]), ("shuffled", [2, 0, 3, 1])):
+        db = tmp_path / f"{name}.db"
+        for seed in seeds:
+            run = TuningRun(space, "random", storage=db, seed=seed, budget=2, label="A")
+            run.tell({"x": 0}, float(seed) ** 2)
+            run.tell({"x": 1}, 10.0)
+            run.finish()
+        a = load_runs(db).of("toy")[0]
+        assert a.curves[:, 0].tolist() == [0.0, 1.0, 4.0, 9.0]
+        frames.append(analyse(db).summary.filter(regex="^(n|mean|ci_low|ci_high)$"))
+    pd.testing.assert_frame_equal(*frames)
 
 
 def test_best_so_far_curves(journal):
@@ -150,6 +167,8 @@ def test_a_comparisons_stored_settings_are_the_reports_defaults(journal, tmp_pat
     assert report.checkpoints == {"toy": [3]} and report.reference == {"toy": "B"}
     assert report_dir(journal) == tmp_path / "rep"
     assert analyse(journal, checkpoints=[2], reference="A").checkpoints == {"toy": [2]}
+    with pytest.raises(ConfigError, match=r"reference 'a' is none of .*\['B', 'A'\]"):
+        analyse(journal, reference="a")
 
 
 def test_a_label_pooling_different_settings_is_warned_about(tmp_path, caplog):

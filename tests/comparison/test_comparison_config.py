@@ -50,7 +50,14 @@ def _write(tmp_path, text):
             ("{name: sobol, repetitions: 2}", "{name: sobol, label: RS, repetitions: 2}"),
             "distinct `label`",
         ),
-        (("seed: 10", "seed: 10\ncheckpoints: [2, 9]"), "checkpoint 9 exceeds the budget 5"),
+        (
+            ("seed: 10", "seed: 10\ncheckpoints: [2, 9]"),
+            "checkpoint 9 exceeds every budget (at most 5)",
+        ),
+        (
+            ("problems: [{name: booth}]", "problems: [{name: booth}, {name: booth}]"),
+            "problems ['booth'] are listed twice",
+        ),
         (("seed: 10", "seed: 10\nreference: GPR"), "reference 'GPR'"),
         (("repetitions: 2}", "repetitions: -1}"), "strategies.1.repetitions"),
         (
@@ -118,7 +125,10 @@ def test_single_problem_key_and_defaults(tmp_path):
     assert [p.name for p in cfg.problems] == ["booth"]
     assert cfg.report_checkpoints() == [1, 2, 4, 5]  # quarters of the budget
     assert cfg.reference_label() == "RS"  # the random strategy
-    assert [s.display for s in cfg.select(["sobol"]).strategies] == ["sobol"]
+    part = cfg.select(["sobol"])
+    assert [s.display for s in part.strategies] == ["sobol"]
+    # a part run with --only reports as the whole file: its reference, its order
+    assert part.reference_label() == "RS" and part.file_labels() == ["RS", "sobol"]
     with pytest.raises(ConfigError, match="no strategy labelled"):
         cfg.select(["GPR"])
 
@@ -269,3 +279,11 @@ def test_a_batched_repetition_tunes_in_batches(tmp_path):
         stored = [t.config for t in journal.trials(outcome.run_id)]
     assert stored == [t.config for t in batched.trials]
     assert stored != [t.config for t in serial.trials]
+
+
+def test_checkpoints_may_reach_a_strategys_own_budget(tmp_path):
+    text = BASE.replace("{name: sobol, repetitions: 2}", "{name: sobol, repetitions: 2, budget: 8}")
+    cfg = load_comparison(
+        _write(tmp_path, text.replace("seed: 10", "seed: 10\ncheckpoints: [4, 8]"))
+    )
+    assert cfg.report_checkpoints() == [4, 8]
