@@ -303,3 +303,21 @@ def test_a_budget_below_the_stored_trials_is_refused(tmp_path):
 def test_an_ok_measurement_needs_a_finite_number(value):
     with pytest.raises(ValueError, match="an ok measurement needs a"):
         Measurement.success(value)
+
+
+def test_parallel_arguments_are_checked_before_the_run_opens(tmp_path):
+    import threading
+
+    db = tmp_path / "w.db"
+    for workers in (0, -1, 2.5):
+        with pytest.raises(ConfigError, match="workers must be a positive integer"):
+            tune(quadratic, "random", 4, space=SPACE, storage=db, workers=workers)
+    lock = threading.Lock()
+
+    def holds_a_lock(config):
+        with lock:
+            return quadratic(config)
+
+    with pytest.raises(ConfigError, match="cannot be sent to Dask workers"):
+        tune(holds_a_lock, "random", 4, space=SPACE, storage=db, workers=2)
+    assert Journal(db).runs() == []  # no run left 'running'

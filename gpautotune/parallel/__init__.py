@@ -8,7 +8,7 @@ scheduler); :class:`SimulatedWorkers` replays the same loop in simulated time.
 """
 
 from gpautotune.parallel._cluster import DEVICE_RESOURCE, dask_client, device_workers
-from gpautotune.parallel._dask import DaskWorkers, tune_on_dask
+from gpautotune.parallel._dask import DaskWorkers, problem_payload, tune_on_dask
 from gpautotune.parallel._loop import Finished, Workers, run_parallel
 from gpautotune.parallel._simulated import SimulatedWorkers
 
@@ -20,6 +20,7 @@ __all__ = [
     "Workers",
     "dask_client",
     "device_workers",
+    "problem_payload",
     "run_parallel",
     "tune_on_dask",
 ]

@@ -96,7 +96,14 @@ def dask_client(
     # Non-daemonic workers (restarted ones too) may start processes of their own; the
     # setting holds while the client is open (other local clusters started then too).
     with dask.config.set({"distributed.worker.daemon": False}):
-        cluster = _local_cluster(workers or os.cpu_count() or 1, devices)
+        try:
+            cluster = _local_cluster(workers or os.cpu_count() or 1, devices)
+        except RuntimeError as exc:  # a worker process that could not start
+            raise GPAutotuneError(
+                f"the local Dask cluster did not start ({exc}); a script that starts one "
+                '(workers=...) needs an `if __name__ == "__main__":` guard around it, as '
+                "with multiprocessing: each worker process imports the script again"
+            ) from exc
         try:
             with Client(cluster) as client:
                 yield client

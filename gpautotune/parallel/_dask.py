@@ -127,6 +127,21 @@ def evaluate_on_worker(plugin: str, config: Config) -> tuple[Evaluation, str]:
     return problem.evaluate(config), str(worker.address)
 
 
+def problem_payload(problem: Problem) -> bytes:
+    """``problem`` as the workers receive it (``cloudpickle``: by value where pickle goes
+    by reference, as functions of a script or notebook).
+
+    Raises:
+        ConfigError: the problem cannot be pickled.
+    """
+    try:
+        return cloudpickle.dumps(problem)
+    except Exception as exc:  # noqa: BLE001 - any pickling failure means the same thing
+        raise ConfigError(
+            f"{type(problem).__name__} cannot be sent to Dask workers (not picklable: {exc})"
+        ) from None
+
+
 class DaskWorkers:
     """The :class:`~gpautotune.parallel.Workers` of a Dask client: one task per evaluation.
 
@@ -149,12 +164,7 @@ class DaskWorkers:
         resources: dict[str, float] | None = None,
         wait_s: float = 120.0,
     ) -> None:
-        try:  # by value where pickle goes by reference: functions of a script or notebook
-            payload = cloudpickle.dumps(problem)
-        except Exception as exc:  # noqa: BLE001 - any pickling failure means the same thing
-            raise ConfigError(
-                f"{type(problem).__name__} cannot be sent to Dask workers (not picklable: {exc})"
-            ) from None
+        payload = problem_payload(problem)
         self.client, self.wait_s = client, wait_s
         self.plugin = f"gpautotune-problem-{uuid.uuid4().hex[:12]}"
         self._futures: dict[Future, int] = {}

@@ -110,8 +110,16 @@ def tune(
             "evaluator and batch_size apply to sequential tuning; with workers, each worker"
             " evaluates one configuration at a time with the problem's default evaluator"
         )
+    if workers is not None and not positive_int(workers):
+        raise ConfigError(f"workers must be a positive integer, got {workers!r}")
+    if workers is not None and client is not None:
+        raise ConfigError("give workers (a local Dask cluster) or client, not both")
     problem = as_problem(problem, space)
     problem.check()  # a set-up that cannot measure anything fails here, not trial by trial
+    if parallel:  # before the run opens: a run left 'running' would read as unfinished
+        from gpautotune.parallel import problem_payload
+
+        problem_payload(problem)
     run = TuningRun(
         problem,
         strategy,
