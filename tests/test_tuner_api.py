@@ -7,7 +7,13 @@ import numpy as np
 import pytest
 
 from gpautotune import Measurement, Status, TuningRun, tune
-from gpautotune.exceptions import BudgetError, ConfigError, EvaluationError, StorageError
+from gpautotune.exceptions import (
+    BudgetError,
+    ConfigError,
+    EvaluationError,
+    SpaceError,
+    StorageError,
+)
 from gpautotune.problems import BoothProblem, Problem
 from gpautotune.space import IntRange, Space
 from gpautotune.storage import Journal, trials_frame
@@ -321,3 +327,23 @@ def test_parallel_arguments_are_checked_before_the_run_opens(tmp_path):
     with pytest.raises(ConfigError, match="cannot be sent to Dask workers"):
         tune(holds_a_lock, "random", 4, space=SPACE, storage=db, workers=2)
     assert Journal(db).runs() == []  # no run left 'running'
+
+
+def test_a_warm_start_outside_the_space_is_refused_and_a_new_one_on_resume_is_warned(tmp_path):
+    earlier = tune(quadratic, "random", 6, space=SPACE, seed=3)
+    narrow = Space([IntRange("x", -5, 5), IntRange("y", -5, 5)], constraints=["x + y >= 4"])
+    with pytest.raises(SpaceError, match=r"warm_start: \d of 6 trials break .*'x \+ y >= 4'"):
+        tune(
+            quadratic,
+            "random",
+            4,
+            space=narrow,
+            storage=tmp_path / "w.db",
+            warm_start=earlier.trials,
+        )
+    assert Journal(tmp_path / "w.db").runs() == []
+    db = tmp_path / "r.db"
+    tune(quadratic, "random", 4, space=SPACE, seed=0, storage=db, warm_start=earlier.trials[:2])
+    with pytest.warns(UserWarning, match="warm_start given is not used"):
+        tune(quadratic, "random", 5, space=SPACE, seed=0, storage=db, warm_start=earlier.trials)
+    assert len(Journal(db).trials(1)) == 2 + 5

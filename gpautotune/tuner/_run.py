@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -129,6 +130,29 @@ def positive_int(value: Any, *, zero: bool = False) -> bool:
     return whole and value >= (0 if zero else 1)
 
 
+def _warm_configs(trials: Sequence[Trial], *, every: bool = False) -> list[dict[str, Any]]:
+    """The configurations of the warm-start trials among ``trials`` (of all with ``every``)."""
+    return [dict(t.config) for t in trials if every or t.origin is Origin.WARM_START]
+
+
+def _check_warm_start(space: Space, warm_start: Sequence[Trial]) -> None:
+    """Refuse warm-start trials outside the space (unknown levels, broken constraints):
+    stored as the run's, one could be its best while the strategies never propose it.
+
+    Raises:
+        SpaceError: naming how many and the first, with the constraints it breaks.
+    """
+    index = space.to_index([t.config for t in warm_start])  # unknown levels raise here
+    outside = np.flatnonzero(~space.valid_mask(index))
+    if len(outside):
+        first = dict(warm_start[int(outside[0])].config)
+        raise SpaceError(
+            f"warm_start: {len(outside)} of {len(warm_start)} trials break the space's "
+            f"constraints (trial {int(outside[0])}, {first}, breaks {space.violated(first)}); "
+            "leave them out"
+        )
+
+
 def _check_budget(journal: Journal, existing: RunRecord, budget: int) -> None:
     """Refuse a budget smaller than the trials a stored run holds (it would leave measured
     trials out of the run's reports).
@@ -221,6 +245,8 @@ class TuningRun:
         self.problem = target if isinstance(target, Problem) else None
         self.space = target.space if isinstance(target, Problem) else target
         _check_space(self.space)  # before the strategy is built or the journal opened
+        if warm_start:
+            _check_warm_start(self.space, warm_start)
         if not isinstance(strategy, str | Strategy):
             raise ConfigError(
                 f"strategy must be a registered name ('gpr', 'random', ...) or a Strategy "
@@ -265,6 +291,13 @@ class TuningRun:
         self.trials: list[Trial] = self.journal.trials(self.run_id)
         if not self.trials and warm_start:
             self._store_warm_start(warm_start)
+        elif warm_start and _warm_configs(self.trials) != _warm_configs(warm_start, every=True):
+            warnings.warn(
+                f"run {self.run_id} resumes with its stored trials: the warm_start given is "
+                "not used (a run's warm start is stored when it begins; give the new run "
+                "another label to start from it)",
+                stacklevel=2,
+            )
         self._measured = {self.strategy._key(t.config) for t in self.trials}
         self._pending: dict[Any, Proposal] = {}
         #: Proposals of a batch interrupted by a kill, or in flight on workers when the
