@@ -385,6 +385,12 @@ def summary_table(report: ComparisonReport, budget: int | None = None) -> Group:
         notes.append(
             f"{', '.join(estimated)}: no score (the estimated random baseline; 0 by construction)"
         )
+    if report.runs.unfinished:
+        notes.append(
+            f"{report.runs.unfinished} unfinished run(s) left out (resume them to include them)"
+        )
+    if not tables:
+        notes.insert(0, "no finished run in this journal")
     return Group(*tables, *(Text(n, style="dim") for n in notes))
 
 

@@ -124,8 +124,10 @@ def test_written_files_and_terminal_table(journal, tmp_path):
     assert pd.read_csv(tmp_path / "out" / "pairwise.csv")["reference"].unique().tolist() == ["B"]
     text = (tmp_path / "out" / "report.md").read_text()
     assert "## toy" in text and "Against B" in text and "![toy-score.png](toy-score.png)" in text
-    tables = [r for r in summary_table(analyse(journal)).renderables if isinstance(r, Table)]
+    shown = summary_table(analyse(journal)).renderables
+    tables = [r for r in shown if isinstance(r, Table)]
     assert len(tables) == 1 and tables[0].row_count == 2
+    assert "1 unfinished run(s) left out" in " ".join(str(r) for r in shown)
 
 
 def test_replay_problems_get_the_exact_random_baseline(tmp_path):
