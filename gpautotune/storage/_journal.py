@@ -102,10 +102,27 @@ class Journal:
                 ) from None
         with self._sql("cannot open trial journal"):
             self._conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+            self._check_tables()
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute("PRAGMA busy_timeout=60000")
             self._conn.executescript(SCHEMA)
+
+    def _check_tables(self) -> None:
+        """Refuse a database of another application: one with tables but no ``runs``
+        (every journal, of any version, has it)."""
+        tables = {
+            name
+            for (name,) in self._conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            )
+        }
+        if tables and "runs" not in tables:
+            self._conn.close()
+            raise StorageError(
+                f"{self.path!r} holds other tables: not a gpautotune journal "
+                f"({', '.join(sorted(tables))}); give another place (--db)"
+            )
 
     @contextlib.contextmanager
     def _sql(self, what: str) -> Iterator[None]:
@@ -660,11 +677,12 @@ class Journal:
     def record_report_settings(self, settings: Mapping[str, Any]) -> None:
         """Store how the journal's report is made (a comparison's ``checkpoints``,
         ``reference`` and ``output`` folder), replacing earlier values of those keys."""
-        self._conn.executemany(
-            "INSERT INTO report_settings (key, value) VALUES (?, ?)"
-            " ON CONFLICT(key) DO UPDATE SET value=excluded.value",
-            [(k, dumps(v)) for k, v in settings.items()],
-        )
+        with self._sql("cannot record report settings in"):
+            self._conn.executemany(
+                "INSERT INTO report_settings (key, value) VALUES (?, ?)"
+                " ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                [(k, dumps(v)) for k, v in settings.items()],
+            )
 
     def report_settings(self) -> dict[str, Any]:
         """The stored report settings; empty when none (or for journals written before

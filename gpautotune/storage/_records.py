@@ -47,8 +47,40 @@ def _json_default(value: Any) -> Any:
 
 
 def dumps(value: Any) -> str:
-    """The JSON text the journal stores (keys sorted; numpy values as Python ones)."""
-    return json.dumps(value, default=_json_default, sort_keys=True)
+    """The JSON text the journal stores (keys sorted; numpy values as Python ones).
+
+    Dicts whose keys JSON cannot sort (``{0: 1.5, "total": 3.0}``) or hold (a tuple) are
+    stored with every key as text, sorted as text (see ``_text_keys``)."""
+    try:
+        return json.dumps(value, default=_json_default, sort_keys=True)
+    except TypeError:
+        return json.dumps(_text_keys(value), default=_json_default, sort_keys=True)
+
+
+def _text_keys(value: Any) -> Any:
+    """``value`` with the keys of its dicts as text (as JSON writes them); a key whose
+    text another key already has gets its type's name added, so no entry is lost."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {k: _text_keys(v) for k, v in value.items() if isinstance(k, str)}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                text = _key_text(k)
+                out[text if text not in out else f"{text} ({type(k).__name__})"] = _text_keys(v)
+        return out
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_text_keys(v) for v in value]
+    return value
+
+
+def _key_text(key: Any) -> str:
+    """The text JSON gives a dict key (``0`` -> ``"0"``, ``None`` -> ``"null"``)."""
+    if isinstance(key, np.generic):
+        key = key.item()
+    if key is None or isinstance(key, (bool, int, float)):
+        return json.dumps(key)
+    return str(key)
 
 
 def space_changes(stored: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:

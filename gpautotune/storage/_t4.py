@@ -62,6 +62,8 @@ def _choose_run(journal: Journal, run_id: int | None) -> RunRecord:
     if run_id is not None:
         return journal.get_run(run_id)
     runs = journal.runs()
+    if not runs:
+        raise ConfigError(f"{journal.path} holds no run to export; tune into it first")
     if len(runs) != 1:
         raise ConfigError(
             f"{journal.path} holds {len(runs)} runs; a T4 file holds one: choose it with --run "

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import math
+import numbers
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from gpautotune.exceptions import ConfigError, DataNotFoundError, SpaceError
 from gpautotune.measurement import Measurement, Status
-from gpautotune.space import Space
+from gpautotune.space import Parameter, Space
 from gpautotune.storage._journal import Journal
 from gpautotune.trial import Origin, Trial
 
@@ -35,13 +37,23 @@ _FIXED = [
     "error",
 ]
 
+#: Columns of ``trials_frame`` that a parameter of the same name would clash with.
+_RESERVED = frozenset([*_FIXED, "samples", "metrics", "info"])
+
+
+def _column(name: str) -> str:
+    """The column of parameter ``name``: ``param.NAME`` where a fixed column has the name
+    (parameter names are identifiers, so no other column starts with ``param.``)."""
+    return f"param.{name}" if name in _RESERVED else name
+
 
 def trials_frame(journal: Journal, run_id: int | None = None) -> pd.DataFrame:
     """One row per trial (of one run or of all runs), configuration values as columns.
 
     Columns: run_id, problem, strategy, label (the run's name, empty when none), seed,
     number, origin, status, value, duration_s, started_at, error, then one column per
-    parameter, then ``samples``, ``metrics`` and ``info`` as JSON strings.
+    parameter, then ``samples``, ``metrics`` and ``info`` as JSON strings. A parameter
+    named like one of these columns (``seed``, ``value``) is in ``param.NAME``.
     """
     import pandas as pd
 
@@ -64,7 +76,7 @@ def trials_frame(journal: Journal, run_id: int | None = None) -> pd.DataFrame:
                 "started_at": t.started_at,
                 "error": m.error,
             }
-            row.update({f"{k}": v for k, v in t.config.items() if k not in row})
+            row.update({_column(k): v for k, v in t.config.items()})
             row.update(
                 samples=json.dumps(list(m.samples)),
                 metrics=json.dumps(dict(m.metrics), default=str),
@@ -85,10 +97,14 @@ def export_table(
     format: str | None = None,
 ) -> Path:
     """Write the trials as CSV or Parquet: ``format`` (``"csv"`` or ``"parquet"``) when
-    given, whatever the file's suffix, else the format the suffix names."""
+    given, whatever the file's suffix, else the format the suffix names (in any case).
+
+    Parquet columns hold one type: a parameter column whose values are of several types
+    (a choice among ``0`` and ``"auto"``, a name that runs use differently) is written
+    as text there."""
     path = Path(path)
     if format is None:
-        format = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}.get(path.suffix)
+        format = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}.get(path.suffix.lower())
         if format is None:
             raise ConfigError(f"export path {str(path)!r} must end in .csv or .parquet")
     elif format not in ("csv", "parquet"):
@@ -99,7 +115,7 @@ def export_table(
         if format == "csv":
             frame.to_csv(path, index=False)
         else:
-            frame.to_parquet(path, index=False)
+            _as_one_type(frame).to_parquet(path, index=False)
     except OSError as exc:
         kind = "CSV" if format == "csv" else "Parquet"
         raise ConfigError(
@@ -108,14 +124,38 @@ def export_table(
     return path
 
 
+def _as_one_type(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with each column whose values are of several kinds as text."""
+    frame = frame.copy()
+    for name in [n for n in frame.columns if frame[n].dtype.kind == "O"]:
+        values = [v for v in frame[name] if not _missing(v)]
+        if len({_kind(v) for v in values}) > 1:
+            frame[name] = [None if _missing(v) else str(v) for v in frame[name]]
+    return frame
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _kind(value: Any) -> str:
+    """``bool``, ``number`` (Parquet holds ints and floats as one) or the type's name."""
+    if isinstance(value, (bool, np.bool_)):
+        return "bool"
+    return "number" if isinstance(value, numbers.Number) else type(value).__name__
+
+
 def import_csv(
     path: str | os.PathLike[str], space: Space, *, objective: str = "value"
 ) -> list[Trial]:
     """Earlier measurements as warm-start trials.
 
-    The CSV has one column per parameter of ``space`` and an ``objective`` column; an
-    optional ``status`` column marks failures (rows with an empty objective are failures
-    too). Rows whose values are not levels of the space raise an error naming the row.
+    The CSV has one column per parameter of ``space`` (``param.NAME`` where an export
+    put it there, see ``trials_frame``) and an ``objective`` column; an optional
+    ``status`` column marks failures (rows with an empty objective are failures too).
+    Parameter values are read as text and matched to levels by their text (``"01"``,
+    ``"NA"``), else read as numbers. Rows whose values are not levels of the space raise
+    an error naming the row.
     """
     path = Path(path)
     if not path.is_file():
@@ -134,15 +174,19 @@ def import_csv(
         raise ConfigError(f"{where} is not UTF-8 text; save it as a UTF-8 CSV") from None
     except (pd.errors.ParserError, ValueError) as exc:
         raise ConfigError(f"{where} is not a readable CSV: {' '.join(str(exc).split())}") from None
-    missing = [c for c in [*space.names, objective] if c not in frame.columns]
+    columns = {n: _column(n) if _column(n) in frame.columns else n for n in space.names}
+    missing = [c for c in [*columns.values(), objective] if c not in frame.columns]
     if missing:
         raise ConfigError(f"{where} lacks columns {missing}; it has {list(frame.columns)}")
+    text = pd.read_csv(path, dtype=str, keep_default_na=False, usecols=list(columns.values()))
     trials = []
-    for i, row in enumerate(frame.to_dict("records")):
-        raw = {n: row[n] for n in space.names}
+    for i, (row, words) in enumerate(
+        zip(frame.to_dict("records"), text.to_dict("records"), strict=True)
+    ):
+        raw = {n: _from_text(space[n], words[c]) for n, c in columns.items()}
         try:
             config = space.to_configs(space.to_index([raw]))[0]
-        except SpaceError as exc:
+        except (SpaceError, ValueError) as exc:
             raise ConfigError(f"{where}, row {i + 2}: {exc}") from None
         status = Status.OK
         if "status" in row and isinstance(row["status"], str):
@@ -171,3 +215,20 @@ def import_csv(
         )
         trials.append(Trial(number=i, config=config, measurement=m, origin=Origin.WARM_START))
     return trials
+
+
+def _from_text(param: Parameter, text: str) -> Any:
+    """A parameter's value from its CSV text: the level written so (a text level before
+    others of the same text), else the number it reads as (NaN when empty), else the text."""
+    levels = sorted(getattr(param, "levels", ()), key=lambda v: not isinstance(v, str))
+    for level in levels:
+        if str(level) == text:
+            return level
+    if not text.strip():
+        return math.nan
+    for number in (int, float):
+        try:
+            return number(text)
+        except ValueError:
+            continue
+    return text
