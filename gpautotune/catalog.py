@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, get_args, get_origin
 
+from rich.markup import escape
 from rich.table import Table
 
 from gpautotune.problems import OPT_IN, available_problems, problem_factory
@@ -197,22 +198,24 @@ def find_entry(name: str) -> list[Entry]:
 
 
 def overview_table(listed: list[Entry], title: str) -> Table:
-    """One row per entry: name, summary and its options with their defaults."""
+    """One row per entry: name, summary and its options with their defaults (as text:
+    ``[...]`` in a docstring or default is not rich markup)."""
     table = Table(title=title, show_lines=True)
     table.add_column("name", no_wrap=True, style="bold")
     table.add_column("what it is")
     table.add_column("options (default)")
     for e in listed:
         shown = ", ".join(f"{o.name}={o.shown_default}" for o in e.options) or "-"
-        table.add_row(e.name, e.summary, shown)
+        table.add_row(escape(e.name), escape(e.summary), escape(shown))
     return table
 
 
 def options_table(entry: Entry) -> Table:
-    """One row per option of ``entry``: name, type, default and documentation."""
-    table = Table(title=f"{entry.kind} {entry.name}: {entry.summary}")
+    """One row per option of ``entry``: name, type, default and documentation (as text:
+    ``[...]`` in a docstring or default is not rich markup)."""
+    table = Table(title=escape(f"{entry.kind} {entry.name}: {entry.summary}"))
     for col in ("option", "type", "default", "meaning"):
         table.add_column(col, no_wrap=col == "option")
     for o in entry.options:
-        table.add_row(o.name, o.type, o.shown_default, o.doc)
+        table.add_row(*(escape(text) for text in (o.name, o.type, o.shown_default, o.doc)))
     return table

@@ -9,16 +9,6 @@ from gpautotune.storage import Journal
 runner = CliRunner()
 
 
-@pytest.fixture
-def booth_yaml(tmp_path):
-    path = tmp_path / "booth.yaml"
-    path.write_text(
-        "problem: {name: booth}\nstrategy: {name: sobol}\nbudget: 12\nseed: 2\n"
-        f"storage: {tmp_path / 'b.db'}\n"
-    )
-    return path
-
-
 def test_tune_prints_best_and_resumes(booth_yaml, tmp_path):
     result = runner.invoke(app, ["tune", str(booth_yaml)])
     assert result.exit_code == 0, result.output
@@ -182,3 +172,30 @@ def test_help_lists_the_commands_in_their_order():
         if line.startswith("│ ") and line.split()[1] in (*commands, "explain", "spapt")
     ]
     assert listed == [*commands, "explain", "spapt"]
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("gpr", "(kernel). Default [unit, copula]; ties go to the earlier"),
+        ("greedy", "stopped them; [lws_y] reproduces their heavy tail"),
+    ],
+)
+def test_list_shows_bracketed_text_of_the_option_docs(name, text):
+    """``[...]`` in a docstring is text, not rich markup that the table drops."""
+    out = runner.invoke(app, ["list", name], env={"COLUMNS": "3000"})
+    assert out.exit_code == 0, out.output
+    assert text in out.output
+
+
+def test_list_gpr_seeds_states_its_own_defaults_and_choices():
+    """gpr-seeds documents its own defaults, not GPR's, and no acquisition it refuses."""
+    out = runner.invoke(app, ["list", "gpr-seeds"], env={"COLUMNS": "3000"})
+    assert out.exit_code == 0, out.output
+    rows = {line.split("│")[1].strip(): line for line in out.output.splitlines() if "│" in line}
+    assert "initial design size (default 24, the seeds')" in rows["n_init"]
+    assert "max(10, 2 * dims)" not in rows["n_init"]
+    assert "hedge is not offered" in rows["acquisition"] and "; or hedge" not in rows["acquisition"]
+    assert "fixed (default)" in rows["model_choice"] and "loo (default)" not in rows["model_choice"]
+    assert "None (default, the seeds'): never" in rows["stall"]
+    assert "The default 7" not in rows["stall"]

@@ -434,11 +434,17 @@ class Space:
     def neighbor_index(
         self, index_row: np.ndarray, radius: int = 1, *, real_step: float = 0.05
     ) -> np.ndarray:
-        """Valid configurations that differ from one row by ±1..radius levels in one factor."""
+        """Valid configurations that differ from one row by ±1..radius levels in one factor.
+
+        A radius past a parameter's last level (past the unit range for a real one, where
+        the moves only repeat the bounds) adds nothing, and is not walked: a huge radius
+        returns at once."""
         row = np.asarray(index_row, dtype=float).ravel()
         moves = []
+        real_reach = math.ceil(1 / real_step) + 1  # from here on, the bounds again
         for j, p in enumerate(self._params):
-            for r in range(1, radius + 1):
+            reach = p.n_levels - 1 if p.is_discrete else real_reach
+            for r in range(1, min(radius, reach) + 1):
                 for sign in (-1, 1):
                     cand = row.copy()
                     if p.is_discrete:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Self, TypeVar
 
@@ -36,16 +37,20 @@ VARIANTS: dict[str, dict[str, str]] = {
     "rbf": {"kernel": "rbf"},
 }
 
+#: The options that shape the escape steps, which only ``stall`` begins.
+ESCAPE_OPTIONS = ("escape", "stall_kappa", "poll_pairs", "poll_adjacent", "poll_levels", "polish")
+
 
 def _noise(value: Any) -> str | float:
-    """``"learned"`` or a variance >= 0 (numbers in strings too, as YAML writes ``1e-4``)."""
+    """``"learned"`` or a finite variance >= 0 (numbers in strings too, as YAML writes
+    ``1e-4``)."""
     if value == "learned":
         return value
     try:
         variance = float(value) if not isinstance(value, bool) else -1.0
     except (TypeError, ValueError):
         variance = -1.0
-    if not variance >= 0:
+    if not 0 <= variance < math.inf:
         raise ValueError("must be 'learned' or a fixed noise variance >= 0")
     return variance
 
@@ -426,8 +431,10 @@ class GPRSettings(StrategySettings):
     @classmethod
     def build(cls, options: Mapping[str, Any], where: str) -> Self:
         """As :meth:`StrategySettings.build`, and refuses a model choice asked of the
-        kriging model, or a ``loo_after`` other than the default with ``model_choice:
-        fixed``."""
+        kriging model, a ``loo_after`` other than the default with ``model_choice:
+        fixed``, a ``thompson_after`` (``forest_after``) other than the default without
+        ``thompson_every`` (``forest_every``), or an escape option (:data:`ESCAPE_OPTIONS`)
+        other than its default with ``stall: None``."""
         settings = super().build(options, where)
         if settings.model == "kriging" and options.get("model_choice") == "loo":
             raise ConfigError(
@@ -441,7 +448,25 @@ class GPRSettings(StrategySettings):
                     f"{where}: {name} sets {what} model_choice 'loo' chooses; "
                     f"give model_choice: loo or leave {name} out"
                 )
+        for name, every in (("thompson_after", "thompson_every"), ("forest_after", "forest_every")):
+            if cls._given(settings, options, name) and getattr(settings, every) is None:
+                raise ConfigError(
+                    f"{where}: {name} sets when the steps of {every} begin; "
+                    f"give {every} or leave {name} out"
+                )
+        escapes = [n for n in ESCAPE_OPTIONS if cls._given(settings, options, n)]
+        if escapes and settings.stall is None:
+            raise ConfigError(
+                f"{where}: {', '.join(escapes)} shape{'s' if len(escapes) == 1 else ''} the "
+                "escape steps of stall, and stall is None (no escapes): give stall or leave "
+                f"{'it' if len(escapes) == 1 else 'them'} out"
+            )
         return settings
+
+    @classmethod
+    def _given(cls, settings: GPRSettings, options: Mapping[str, Any], name: str) -> bool:
+        """Whether option ``name`` was given, at a value other than its default."""
+        return name in options and getattr(settings, name) != cls.parameters()[name].default
 
     def kriging(self) -> KrigingSettings:
         """The kriging model's settings (``model="kriging"``): nugget and log transform."""

@@ -41,7 +41,9 @@ from gpautotune.exceptions import ConfigError, format_validation_error, unknown_
 __all__ = ["StrategySettings", "strategy_settings"]
 
 T = TypeVar("T")
-_CONFIG = ConfigDict(extra="forbid")
+#: ``allow_inf_nan=False``: no option takes an infinite value (NaN or inf), as none has a
+#: meaning for it (``kappa=inf`` stops GPR early, ``design_factor=inf`` overflows).
+_CONFIG = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 def strategy_settings(cls: type[T]) -> type[T]:

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import Field, NonNegativeInt, PositiveInt
 
+from gpautotune.exceptions import ConfigError
 from gpautotune.space import Space
 from gpautotune.strategies._doptimal import fedorov
 from gpautotune.strategies._fixing import Decision, FactorFixing, FactorFixingSettings
@@ -25,7 +26,8 @@ class DLMTSettings(FactorFixingSettings):
     Attributes:
         formula: the initial model (see ``build_basis``).
         significance: p-value threshold for fixing a factor (0.05 Laplacian, 0.01 SPAPT).
-        designs: explicit design sizes per step (later steps use ``design_factor``).
+        designs: explicit design sizes per step (later steps use ``design_factor``); each
+            at least 2, as the model is fitted on two or more measurements.
         design_factor: design size per model column.
         transform: ``"auto"``, ``"boxcox"`` or ``"none"``.
         max_steps: stop after this many designs (None: no limit).
@@ -53,7 +55,7 @@ class DLMTSettings(FactorFixingSettings):
 
     candidates: PositiveInt = 5_000
     significance: Annotated[float, Field(gt=0, lt=1)] = 0.05
-    designs: tuple[PositiveInt, ...] = ()
+    designs: tuple[Annotated[int, Field(ge=2)], ...] = ()
     design_factor: Annotated[float, Field(ge=1)] = 2.0
     transform: Transform = "auto"
     max_steps: PositiveInt | None = None
@@ -96,9 +98,20 @@ class DLMT(FactorFixing):
     options: DLMTSettings
 
     def __init__(self, space: Space, *, seed: int | None = None, **options: Any) -> None:
-        super().__init__(space, seed=seed, **options)
+        where = f"strategy {self.name!r}"
+        try:
+            super().__init__(space, seed=seed, **options)
+        except ConfigError as exc:  # the settings' own, or the formula's (on the space)
+            if str(exc).startswith(f"{where}: ") or "model formula" not in str(exc):
+                raise
+            raise ConfigError(f"{where}: formula: {exc}") from None
         self._retries = 0
-        self.fix_rules = [build_basis(f, space) for f in self.options.fix]
+        self.fix_rules = []
+        for i, rule in enumerate(self.options.fix):
+            try:
+                self.fix_rules.append(build_basis(rule, space))
+            except ConfigError as exc:
+                raise ConfigError(f"{where}: fix.{i}: {exc}") from None
         self._measuring = False
         self._budget: int | None = None
 

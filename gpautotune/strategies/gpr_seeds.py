@@ -22,7 +22,10 @@ With ``nugget = 1e-12 * var(y)`` the row is not reproduced (docs/benchmarks/base
 This strategy is :class:`~gpautotune.strategies.gpr.GPRStrategy` with those options as
 its defaults (``model="kriging"``, ``refit_every=6``, LCB with ``kappa=0.3``, 24 random
 initial points, ``noise=1e-3`` with ``noise_units="objective"``, no log transform, the
-parameters' values as the kernel's inputs, no escapes, no derived inputs). The trend
+parameters' values as the kernel's inputs, no escapes, no ``extra_inputs``). As in
+GPR, ``derived_inputs="auto"`` then adds the products and quotients the space's
+predicates name (``a * b <= 256`` gives the input ``a*b``): give
+``derived_inputs="none"`` for the parameters alone. The trend
 defaults to ``linear`` (every parameter: the script's first version, ``~ .``); give the
 Laplacian's eq. 11.2 as ``trend`` to reproduce the thesis' row
 (``configs/table-11-3.yaml``). The nugget is in the objective's units, so on another
@@ -47,7 +50,25 @@ __all__ = ["GPRSeeds", "GPRSeedsSettings"]
 
 @strategy_settings
 class GPRSeedsSettings(GPRSettings):
-    """The options of :class:`GPRSeeds`: those of GPR, defaulting to the seeds' values."""
+    """The options of :class:`GPRSeeds`: those of GPR (but for ``acquisition``),
+    defaulting to the seeds' values.
+
+    Attributes:
+        n_init: initial design size (default 24, the seeds'); warm-start trials count
+            towards it.
+        init_method: ``random`` (default, the seeds' uniformly random valid
+            configurations), ``sobol`` or ``lhs``.
+        acquisition: ``lcb`` (default, the seeds' ``mean - kappa * sd``), ``logei``,
+            ``ei`` or ``pi``; GPR's ``hedge`` is not offered here.
+        model_choice: ``fixed`` (default): the model these options describe, always;
+            ``loo`` chooses among GPs as in GPR (with ``model: gp``; the default kriging
+            model has none to choose among).
+        extra_inputs: derived quantities fed to the kernel besides the parameters
+            (default none; with ``derived_inputs: auto`` the space's predicates may
+            still add some).
+        stall: after this many measurements without a new best, one step escapes as in
+            GPR; ``None`` (default, the seeds'): never.
+    """
 
     KEY_OMITS_DEFAULTS = ()  # no stored gpr-seeds run predates an option
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 import numpy as np
@@ -109,7 +110,8 @@ class GreedySearch(StepwiseStrategy):
         return self._value_neighbours()
 
     def _value_neighbours(self) -> np.ndarray:
-        """Valid configurations whose value in one factor is the current one ±1..radius."""
+        """Valid configurations whose value in one factor is the current one ±1..radius
+        (a radius past the factor's range of values adds nothing, and is not walked)."""
         rows = []
         for j, p in enumerate(self.space.parameters):
             levels = np.arange(p.n_levels)
@@ -118,7 +120,10 @@ class GreedySearch(StepwiseStrategy):
             except (TypeError, ValueError):  # not numbers: step by levels
                 values = levels.astype(float)
             here = values[int(self._current[j])]
-            for distance in range(1, self.options.radius + 1):
+            spread = float(np.ptp(values))  # no value is further away
+            radius = self.options.radius
+            reach = min(radius, int(spread) + 1) if math.isfinite(spread) else radius
+            for distance in range(1, reach + 1):
                 for sign in (-1.0, 1.0):
                     hit = np.flatnonzero(values == here + sign * distance)
                     if len(hit):
