@@ -14,16 +14,6 @@ runner = CliRunner()
 
 
 @pytest.fixture
-def booth_yaml(tmp_path):
-    path = tmp_path / "booth.yaml"
-    path.write_text(
-        "problem: {name: booth}\nstrategy: {name: sobol}\nbudget: 6\nseed: 2\n"
-        f"storage: {tmp_path / 'b.db'}\n"
-    )
-    return path
-
-
-@pytest.fixture
 def booth_db(booth_yaml, tmp_path):
     assert runner.invoke(app, ["tune", str(booth_yaml)]).exit_code == 0
     return str(tmp_path / "b.db")
@@ -111,8 +101,8 @@ def test_export_writes_the_format_its_option_names(booth_db, tmp_path):
     )
     assert result.exit_code == 0, result.output
     assert (tmp_path / "p.csv").read_bytes()[:4] == b"PAR1"
-    assert len(pd.read_parquet(tmp_path / "p.csv")) == 6
-    assert len(pd.read_csv(tmp_path / "c.txt")) == 6
+    assert len(pd.read_parquet(tmp_path / "p.csv")) == 12
+    assert len(pd.read_csv(tmp_path / "c.txt")) == 12
 
 
 def test_explain_rebuilds_a_tuned_kt_cache_from_the_runs_settings(tmp_path, monkeypatch):
