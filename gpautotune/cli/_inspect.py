@@ -222,7 +222,15 @@ def space(
 
 
 def _failed_rows(problem: Any) -> None:
-    """The failed rows of a replayed file (each costs an evaluation when proposed)."""
+    """The failed rows of a replayed file (each costs an evaluation when proposed), and
+    the rows a replayed table left out (outside the levels, repeated)."""
+    dropped, duplicates = getattr(problem, "dropped_rows", 0), getattr(problem, "duplicate_rows", 0)
+    if dropped:
+        console.print(
+            f"rows left out (not levels of the space): {dropped:,}, e.g. {problem.first_dropped}"
+        )
+    if duplicates:
+        console.print(f"repeated configurations (the first row of each kept): {duplicates:,}")
     failures = getattr(problem, "failures", None)
     if failures is None:
         return

@@ -205,7 +205,7 @@ def _summary(problem: Any, result: Any) -> None:
     console.print(config_table(f"best of run {result.run_id} (trial {best.number})", best.config))
     line = f"best value {best.value:.6g}"
     optimum = getattr(problem, "optimum", None)
-    if optimum is not None and math.isfinite(optimum) and optimum != 0:
+    if optimum is not None and math.isfinite(optimum) and optimum > 0:
         line += f"; known optimum {optimum:.6g}; slowdown {best.value / optimum:.4f}"
     for key in problem.report_metrics:
         if key in best.measurement.metrics:

@@ -12,7 +12,8 @@ shipped with the package. A data file named relative to the data folder (such as
    ``~/.local/share/gpautotune``).
 
 An explicit path (``data:`` in a tuning file, ``--set problem.data=PATH`` on the command
-line, ``data=`` in Python) is used as given. Places 1, 2 and 4 do not depend on where the
+line, ``data=`` in Python; ``path:`` for ``kt-cache``) is used as given, as is an absolute
+path. Places 1, 2 and 4 do not depend on where the
 package is installed, so a regular (non-editable) install finds the data too.
 """
 
@@ -42,17 +43,25 @@ def data_roots() -> list[Path]:
     return list(dict.fromkeys(roots))
 
 
-def find_data(relative: str, path: str | os.PathLike[str] | None = None) -> Path:
+def find_data(
+    relative: str, path: str | os.PathLike[str] | None = None, option: str = "data"
+) -> Path:
     """Resolve a data file: the explicit ``path`` if given, else search :func:`data_roots`.
+
+    Args:
+        relative: the file's path under a data folder (an absolute path is used as is).
+        path: the file itself, used as given.
+        option: the caller's option that names the file (``data`` for ``replay``,
+            ``path`` for ``kt-cache``), named in the error.
 
     Raises:
         DataNotFoundError: naming the places looked at and how to point elsewhere.
     """
-    if path is not None:
-        p = Path(path).expanduser()
+    if path is not None or Path(relative).expanduser().is_absolute():
+        p = Path(relative if path is None else path).expanduser()
         if not p.is_file():
             raise DataNotFoundError(
-                f"data file {str(p)!r} does not exist; fix the path given as `data`"
+                f"data file {str(p)!r} does not exist; fix the path given as `{option}`"
             )
         return p
     roots = data_roots()
@@ -64,6 +73,6 @@ def find_data(relative: str, path: str | os.PathLike[str] | None = None) -> Path
     raise DataNotFoundError(
         f"cannot find {relative!r}: found {looked}; looked in ${ENV_VAR}, shared/data/ in the "
         f"current folder and its parents, and {_user_data_dir()}. Set {ENV_VAR} to the "
-        "folder that holds it, or give the file itself (`data:` in the file, "
-        "--set problem.data=PATH)"
+        f"folder that holds it, or give the file itself (`{option}:` in the file, "
+        f"--set problem.{option}=PATH)"
     )

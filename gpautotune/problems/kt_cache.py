@@ -322,7 +322,7 @@ def kt_cache_problem(
     if direction not in ("min", "max"):
         raise ConfigError(f"direction must be 'min' or 'max', not {direction!r}")
     given = Path(path).expanduser()
-    resolved = find_data(str(path), given if given.is_file() else None)
+    resolved = find_data(str(path), given if given.is_file() else None, option="path")
     records = read_tuning_file(resolved, objective)
     return KtCacheProblem(
         records, path=str(path), direction=direction, restrictions=restrictions or (), name=label

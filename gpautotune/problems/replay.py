@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -17,6 +18,7 @@ from gpautotune.measurement import Measurement, Status
 from gpautotune.problems._base import Problem
 from gpautotune.problems._data import find_data
 from gpautotune.space import Config, Space
+from gpautotune.storage._tables import _from_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -41,6 +43,26 @@ def _read_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
         return pd.read_csv(path)
     except (ValueError, UnicodeDecodeError) as exc:  # pandas' ParserError is a ValueError
         raise ConfigError(f"{path}: not a readable CSV table ({str(exc)[:200]})") from None
+
+
+def _level_of(param: Any, value: Any) -> tuple[float, str]:
+    """The level index of a CSV cell (NaN if none) and, when none, why.
+
+    A cell that is not a level as read (pandas reads a column holding ``1`` and ``auto``
+    as text) matches the level written the same way."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return np.nan, "the value is empty"
+    if isinstance(value, np.generic):
+        value = value.item()
+    try:
+        return float(param.index_of([value])[0]), ""
+    except (SpaceError, ValueError, TypeError) as exc:
+        reason = str(exc)
+    text = value if isinstance(value, str) else str(value)
+    try:
+        return float(param.index_of([_from_text(param, text)])[0]), ""
+    except (SpaceError, ValueError, TypeError):
+        return np.nan, reason
 
 
 def table_digest(*columns: np.ndarray) -> str:
@@ -74,8 +96,12 @@ class ReplayProblem(Problem):
 
     Configurations absent from the table, or that violate the space's predicates, are
     ``invalid``; rows whose objective is empty, NaN or infinite are failed measurements
-    (``run_error``). Rows whose values are not levels of the space are counted in
-    :attr:`dropped_rows` and ignored.
+    (``run_error``). A cell whose type differs from its level's (the text ``1`` of a
+    column that also holds ``auto``, for the level ``1``) matches the level written so.
+    Rows whose values are not levels of the space (or are empty) are counted in
+    :attr:`dropped_rows`, the first described in :attr:`first_dropped`, and ignored with
+    a warning; a row that repeats an earlier configuration is left out with a warning
+    (the first is kept, as ``kt-cache`` keeps it) and counted in :attr:`duplicate_rows`.
 
     Args:
         table: a DataFrame or the path of a CSV file.
@@ -106,9 +132,17 @@ class ReplayProblem(Problem):
             more = f" and {len(frame.columns) - 20} more" if len(frame.columns) > 20 else ""
             raise ConfigError(f"the replay table lacks columns {missing}; it has {shown}{more}")
         self.space, self.name, self.objective = space, name, objective
-        index, keep = self._index_rows(frame, space)
+        where = self.source or "the replay table"
+        index, keep, self.first_dropped = self._index_rows(frame, space)
         values = _numbers(frame[objective], objective)[keep]
         self.dropped_rows = int((~keep).sum())
+        if self.dropped_rows:
+            warnings.warn(
+                f"{self.dropped_rows} of {len(frame)} rows of {where} are left out, their "
+                f"values not being levels of the space (e.g. {self.first_dropped})",
+                stacklevel=2,
+            )
+        index, values = self._drop_duplicates(index, values, np.flatnonzero(keep), where)
         valid = space.valid_mask(index)
         self.rows_violating_predicates = int((~valid).sum())
         keys = space.row_keys(index)
@@ -118,30 +152,60 @@ class ReplayProblem(Problem):
         self._valid = valid
         usable = valid & np.isfinite(values)
         if not usable.any():
+            first = f"; {self.first_dropped}" if self.first_dropped else ""
             raise ConfigError(
                 f"the replay table has no row inside the space with a finite {objective!r} "
                 f"({len(frame)} rows, {self.dropped_rows} outside the levels, "
-                f"{self.rows_violating_predicates} violating the predicates)"
+                f"{self.rows_violating_predicates} violating the predicates){first}"
             )
         best = int(np.argmin(np.where(usable, values, np.inf)))
         self.optimum = float(values[best])
         self._best = space.to_configs(index[best])[0]
 
+    def _drop_duplicates(
+        self, index: np.ndarray, values: np.ndarray, rows: np.ndarray, where: str
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The rows without those repeating an earlier configuration (warned about)."""
+        keys = self.space.row_keys(index)
+        _, first = np.unique(keys, return_index=True)
+        self.duplicate_rows = len(keys) - len(first)
+        if not self.duplicate_rows:
+            return index, values
+        kept = np.zeros(len(keys), dtype=bool)
+        kept[first] = True
+        repeat = int(np.flatnonzero(~kept)[0])
+        lines = ", ".join(str(int(r) + 2) for r in rows[keys == keys[repeat]][:5])
+        config = self.space.to_configs(index[repeat])[0]
+        warnings.warn(
+            f"{self.duplicate_rows} rows of {where} repeat an earlier configuration and are "
+            f"left out, the first kept (e.g. {config} in lines {lines})",
+            stacklevel=3,
+        )
+        return index[kept], values[kept]
+
     @staticmethod
-    def _index_rows(frame: pd.DataFrame, space: Space) -> tuple[np.ndarray, np.ndarray]:
+    def _index_rows(frame: pd.DataFrame, space: Space) -> tuple[np.ndarray, np.ndarray, str | None]:
+        """Level indices of the rows whose values are all levels, the mask of those rows,
+        and what is wrong with the first other row (None when every row is kept)."""
+        import pandas as pd
+
         index = np.zeros((len(frame), space.dims))
         keep = np.ones(len(frame), dtype=bool)
+        first: tuple[int, str] | None = None
         for j, p in enumerate(space.parameters):
-            uniques, inverse = np.unique(frame[p.name].to_numpy(), return_inverse=True)
+            column = frame[p.name]
+            inverse, uniques = pd.factorize(column.to_numpy(), use_na_sentinel=False)
             levels = np.full(len(uniques), np.nan)
+            reasons: dict[int, str] = {}
             for k, value in enumerate(uniques):
-                try:
-                    levels[k] = p.index_of([value])[0]
-                except SpaceError:
-                    pass
+                levels[k], reasons[k] = _level_of(p, value)
             index[:, j] = levels[inverse]
+            bad = np.flatnonzero(np.isnan(index[:, j]))
+            if len(bad) and (first is None or bad[0] < first[0]):
+                row = int(bad[0])
+                first = (row, f"column {p.name!r}, line {row + 2}: {reasons[inverse[row]]}")
             keep &= ~np.isnan(index[:, j])
-        return index[keep], keep
+        return index[keep], keep, None if first is None else first[1]
 
     @property
     def table_size(self) -> int:

@@ -7,6 +7,8 @@ column-function protocol of :mod:`gpautotune.space._constraints` (a mapping of n
 column in, a boolean array out) and is evaluated vectorised: each column is mapped to
 the position of its value among the table's values (``searchsorted``), the positions to
 one mixed-radix key per row, and the keys are looked up in the table's sorted keys.
+A column whose values cannot be sorted together (a categorical of ``1``, ``"auto"`` and
+``2.5``) has its levels ordered numbers first, then text, and is mapped by a lookup.
 It holds only arrays, so a space using it pickles (problems are sent to Dask workers).
 """
 
@@ -31,7 +33,17 @@ class RowSet:
 
     def __init__(self, columns: Mapping[str, np.ndarray], label: str = "row of the table") -> None:
         self.names = tuple(columns)
-        self.levels = {n: np.unique(np.asarray(columns[n])) for n in self.names}
+        self.levels: dict[str, np.ndarray] = {}
+        self._lookup: dict[str, dict[object, int]] = {}  # columns of values that mix types
+        for n in self.names:
+            column = np.asarray(columns[n])
+            try:
+                self.levels[n] = np.unique(column)
+            except TypeError:  # values that cannot be compared with each other
+                values = sorted(set(column.tolist()), key=_order)
+                self.levels[n] = np.empty(len(values), dtype=object)
+                self.levels[n][:] = values
+                self._lookup[n] = {v: i for i, v in enumerate(values)}
         sizes = [len(self.levels[n]) for n in self.names]
         self._radix = None
         if math.prod(sizes) < 2**62:
@@ -54,8 +66,14 @@ class RowSet:
         for j, name in enumerate(self.names):
             levels = self.levels[name]
             values = np.broadcast_to(np.asarray(cols[name]), (n,))
-            pos = np.minimum(np.searchsorted(levels, values), len(levels) - 1)
-            known &= levels[pos] == values
+            if name in self._lookup:
+                lookup = self._lookup[name]
+                pos = np.array([lookup.get(v, -1) for v in values.tolist()], dtype=np.int64)
+                known &= pos >= 0
+                pos = np.maximum(pos, 0)
+            else:
+                pos = np.minimum(np.searchsorted(levels, values), len(levels) - 1)
+                known &= levels[pos] == values
             positions[:, j] = pos
         if self._radix is not None:
             return positions @ self._radix, known
@@ -65,3 +83,9 @@ class RowSet:
     def __call__(self, cols: Mapping[str, np.ndarray]) -> np.ndarray:
         keys, known = self._keys(cols)
         return known & np.isin(keys, self.keys)
+
+
+def _order(value: object) -> tuple[int, object]:
+    """Sort key for mixed values: numbers first (by value), then the rest as text."""
+    number = isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
+    return (0, value) if number else (1, str(value))

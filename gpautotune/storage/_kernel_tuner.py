@@ -15,7 +15,9 @@ Kernel Tuner closes it.
 A **T4 results file** holds ``results``: one entry per configuration with
 ``configuration``, ``invalidity`` (``correct``, ``compile``, ``runtime``,
 ``constraints``, ``timeout``, ``correctness``), ``measurements`` (``name``, ``value``,
-``unit``) and ``times.runtimes``.
+``unit``) and ``times.runtimes``. Any other ``invalidity`` is a failure too, read as
+``runtime`` (the generic failure: nothing says the configuration was invalid) with the
+word in its error text.
 
 Both are read into one :class:`TuningRecords`, whose failure kinds use the T4
 ``invalidity`` vocabulary.
@@ -295,9 +297,12 @@ def _read_t4(path: str, document: dict[str, Any], objective: str | None) -> Tuni
         ]
         outcome = _outcome(found[0] if found else None, objective)
         invalidity = entry.get("invalidity", "correct")
-        if invalidity != "correct" and invalidity in STATUS_INVALIDITY.values():
+        if invalidity != "correct":
             marker = found[0] if found and isinstance(found[0], str) else None
-            outcome = (math.nan, invalidity, marker or f"T4 invalidity {invalidity!r}")
+            error = marker or f"T4 invalidity {invalidity!r}"
+            if invalidity not in STATUS_INVALIDITY.values():  # a word T4 does not define
+                invalidity = "runtime"
+            outcome = (math.nan, invalidity, error)
         times = entry.get("times") if isinstance(entry.get("times"), dict) else {}
         rows.add(entry["configuration"], outcome, times.get("runtimes"))
     levels = {k: tuple(sorted(set(rows.columns[k]), key=_order)) for k in keys}

@@ -50,7 +50,8 @@ def test_replay_never_raises_for_bad_configurations(laplacian):
 def test_replay_rows_absent_from_the_table_are_invalid(tmp_path):
     space = Space([IntRange("a", 1, 3), IntRange("b", 1, 3)])
     table = pd.DataFrame({"a": [1, 2, 9], "b": [1, 2, 1], "t": [5.0, 3.0, 1.0]})
-    problem = ReplayProblem(table, space, objective="t")
+    with pytest.warns(UserWarning, match="1 of 3 rows"):
+        problem = ReplayProblem(table, space, objective="t")
     assert problem.dropped_rows == 1  # a=9 is not a level
     assert problem.optimum == 3.0
     assert problem.evaluate({"a": 3, "b": 3}).status is Status.INVALID
