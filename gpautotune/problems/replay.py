@@ -18,7 +18,6 @@ from gpautotune.measurement import Measurement, Status
 from gpautotune.problems._base import Problem
 from gpautotune.problems._data import find_data
 from gpautotune.space import Config, Space
-from gpautotune.storage._tables import _from_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -60,7 +59,7 @@ def _level_of(param: Any, value: Any) -> tuple[float, str]:
         reason = str(exc)
     text = value if isinstance(value, str) else str(value)
     try:
-        return float(param.index_of([_from_text(param, text)])[0]), ""
+        return float(param.index_of([param.from_text(text)])[0]), ""
     except (SpaceError, ValueError, TypeError):
         return np.nan, reason
 

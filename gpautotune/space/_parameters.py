@@ -73,6 +73,23 @@ class Parameter:
         """A JSON-friendly description (kind and arguments)."""
         raise NotImplementedError
 
+    def from_text(self, text: str) -> Any:
+        """The value written as ``text`` (a CSV cell): the level written so (a text level
+        before others of the same text), else the number it reads as (NaN when empty),
+        else the text itself (which :meth:`index_of` then refuses, naming the levels)."""
+        levels = sorted(getattr(self, "levels", ()), key=lambda v: not isinstance(v, str))
+        for level in levels:
+            if str(level) == text:
+                return level
+        if not text.strip():
+            return math.nan
+        for number in (int, float):
+            try:
+                return number(text)
+            except ValueError:
+                continue
+        return text
+
 
 def _level_array(levels: tuple[Any, ...]) -> np.ndarray:
     """The levels as an array that gives each back as it was given: numpy's own dtype

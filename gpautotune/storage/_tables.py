@@ -13,7 +13,7 @@ import numpy as np
 
 from gpautotune.exceptions import ConfigError, DataNotFoundError, SpaceError
 from gpautotune.measurement import Measurement, Status
-from gpautotune.space import Parameter, Space
+from gpautotune.space import Space
 from gpautotune.storage._journal import Journal
 from gpautotune.trial import Origin, Trial
 
@@ -183,7 +183,7 @@ def import_csv(
     for i, (row, words) in enumerate(
         zip(frame.to_dict("records"), text.to_dict("records"), strict=True)
     ):
-        raw = {n: _from_text(space[n], words[c]) for n, c in columns.items()}
+        raw = {n: space[n].from_text(words[c]) for n, c in columns.items()}
         try:
             config = space.to_configs(space.to_index([raw]))[0]
         except (SpaceError, ValueError) as exc:
@@ -215,20 +215,3 @@ def import_csv(
         )
         trials.append(Trial(number=i, config=config, measurement=m, origin=Origin.WARM_START))
     return trials
-
-
-def _from_text(param: Parameter, text: str) -> Any:
-    """A parameter's value from its CSV text: the level written so (a text level before
-    others of the same text), else the number it reads as (NaN when empty), else the text."""
-    levels = sorted(getattr(param, "levels", ()), key=lambda v: not isinstance(v, str))
-    for level in levels:
-        if str(level) == text:
-            return level
-    if not text.strip():
-        return math.nan
-    for number in (int, float):
-        try:
-            return number(text)
-        except ValueError:
-            continue
-    return text
