@@ -10,13 +10,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from gpautotune.exceptions import (
     BudgetError,
     ConfigError,
     GPAutotuneError,
-    SpaceError,
     StorageError,
 )
 from gpautotune.measurement import Measurement
@@ -25,6 +22,13 @@ from gpautotune.space import Config, Space
 from gpautotune.storage import Journal, RunningTrial, RunRecord, RunSpec, trials_frame
 from gpautotune.strategies import Proposal, Strategy, make_strategy
 from gpautotune.trial import Origin, Trial
+from gpautotune.tuner._checks import (
+    check_budget,
+    check_space,
+    check_warm_start,
+    positive_int,
+    warm_configs,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -118,77 +122,6 @@ def name_clash(journal: Journal, spec: RunSpec) -> RunRecord | None:
     )
 
 
-#: Raw spaces up to this size are counted before a run, to refuse one with no valid
-#: configuration (a few milliseconds); larger ones rely on the constraint groups' plan.
-EMPTY_CHECK_LIMIT = 1 << 17
-
-
-def positive_int(value: Any, *, zero: bool = False) -> bool:
-    """Whether ``value`` is an int (numpy's too, not a bool) of at least 1 (0 with
-    ``zero``)."""
-    whole = isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
-    return whole and value >= (0 if zero else 1)
-
-
-def _warm_configs(trials: Sequence[Trial], *, every: bool = False) -> list[dict[str, Any]]:
-    """The configurations of the warm-start trials among ``trials`` (of all with ``every``)."""
-    return [dict(t.config) for t in trials if every or t.origin is Origin.WARM_START]
-
-
-def _check_warm_start(space: Space, warm_start: Sequence[Trial]) -> None:
-    """Refuse warm-start trials outside the space (unknown levels, broken constraints):
-    stored as the run's, one could be its best while the strategies never propose it.
-
-    Raises:
-        SpaceError: naming how many and the first, with the constraints it breaks.
-    """
-    index = space.to_index([t.config for t in warm_start])  # unknown levels raise here
-    outside = np.flatnonzero(~space.valid_mask(index))
-    if len(outside):
-        first = dict(warm_start[int(outside[0])].config)
-        raise SpaceError(
-            f"warm_start: {len(outside)} of {len(warm_start)} trials break the space's "
-            f"constraints (trial {int(outside[0])}, {first}, breaks {space.violated(first)}); "
-            "leave them out"
-        )
-
-
-def _check_budget(journal: Journal, existing: RunRecord, budget: int) -> None:
-    """Refuse a budget smaller than the trials a stored run holds (it would leave measured
-    trials out of the run's reports).
-
-    Raises:
-        BudgetError: naming the run and the smallest budget that keeps them.
-    """
-    used = journal.count_trials(existing.id)
-    if used > budget:
-        raise BudgetError(
-            f"run {existing.id} ({existing.describe()}) in {journal.path!r} has {used} "
-            f"trials; a budget of {budget} would leave {used - budget} of them out: give a "
-            f"budget of at least {used} (a report reads the best at a smaller budget with "
-            "--checkpoint)"
-        )
-
-
-def _check_space(space: Space) -> None:
-    """Refuse a space whose constraints admit no configuration: seen by its sampling plan
-    (an enumerated constraint group with no valid combination), or counted where the raw
-    space is small.
-
-    Raises:
-        SpaceError: naming the constraints.
-    """
-    empty = space.sampling_plan.empty or (
-        space.is_enumerable(EMPTY_CHECK_LIMIT) and not len(space.enumerate_index(EMPTY_CHECK_LIMIT))
-    )
-    if empty:
-        texts = [c.text for c in space.constraints]
-        raise SpaceError(
-            f"the constraints {texts} admit no configuration of the space's parameters: "
-            "loosen them or widen the parameters' ranges (`gpautotune space` counts them)"
-        )
-
-
 class TuningRun:
     """A resumable run with an ask/tell API, for code that runs its own evaluations.
 
@@ -244,9 +177,9 @@ class TuningRun:
             raise ConfigError("problem_name names a bare Space; a Problem has its own name")
         self.problem = target if isinstance(target, Problem) else None
         self.space = target.space if isinstance(target, Problem) else target
-        _check_space(self.space)  # before the strategy is built or the journal opened
+        check_space(self.space)  # before the strategy is built or the journal opened
         if warm_start:
-            _check_warm_start(self.space, warm_start)
+            check_warm_start(self.space, warm_start)
         if not isinstance(strategy, str | Strategy):
             raise ConfigError(
                 f"strategy must be a registered name ('gpr', 'random', ...) or a Strategy "
@@ -284,14 +217,14 @@ class TuningRun:
                 "--no-resume) or give the new run another label (--name)"
             )
         if existing is not None and budget is not None:
-            _check_budget(self.journal, existing, budget)
+            check_budget(self.journal, existing, budget)
         self.record = self.journal.open_run(spec, budget)
         self.run_id = self.record.id
         self.journal.claim_run(self.run_id)  # before anything is measured for it
         self.trials: list[Trial] = self.journal.trials(self.run_id)
         if not self.trials and warm_start:
             self._store_warm_start(warm_start)
-        elif warm_start and _warm_configs(self.trials) != _warm_configs(warm_start, every=True):
+        elif warm_start and warm_configs(self.trials) != warm_configs(warm_start, every=True):
             warnings.warn(
                 f"run {self.run_id} resumes with its stored trials: the warm_start given is "
                 "not used (a run's warm start is stored when it begins; give the new run "

@@ -13,7 +13,8 @@ from gpautotune.problems.function import Objective, as_problem
 from gpautotune.space import Space
 from gpautotune.strategies import Strategy
 from gpautotune.trial import Trial
-from gpautotune.tuner._run import StorageLike, TuneResult, TuningRun, positive_int
+from gpautotune.tuner._checks import positive_int
+from gpautotune.tuner._run import StorageLike, TuneResult, TuningRun
 
 __all__ = ["FIRST_CRASHES", "tune"]
 

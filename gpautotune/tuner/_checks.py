@@ -1,0 +1,95 @@
+"""Checks made before a run opens, so that a mistake leaves no run behind: a space that
+admits nothing, warm-start trials outside it, a budget below a stored run's trials, and
+the whole numbers that budgets, batch sizes and worker counts must be."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from gpautotune.exceptions import BudgetError, SpaceError
+from gpautotune.space import Space
+from gpautotune.storage import Journal, RunRecord
+from gpautotune.trial import Origin, Trial
+
+__all__ = [
+    "EMPTY_CHECK_LIMIT",
+    "check_budget",
+    "check_space",
+    "check_warm_start",
+    "positive_int",
+    "warm_configs",
+]
+
+
+#: Raw spaces up to this size are counted before a run, to refuse one with no valid
+#: configuration (a few milliseconds); larger ones rely on the constraint groups' plan.
+EMPTY_CHECK_LIMIT = 1 << 17
+
+
+def positive_int(value: Any, *, zero: bool = False) -> bool:
+    """Whether ``value`` is an int (numpy's too, not a bool) of at least 1 (0 with
+    ``zero``)."""
+    whole = isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+    return whole and value >= (0 if zero else 1)
+
+
+def warm_configs(trials: Sequence[Trial], *, every: bool = False) -> list[dict[str, Any]]:
+    """The configurations of the warm-start trials among ``trials`` (of all with ``every``)."""
+    return [dict(t.config) for t in trials if every or t.origin is Origin.WARM_START]
+
+
+def check_warm_start(space: Space, warm_start: Sequence[Trial]) -> None:
+    """Refuse warm-start trials outside the space (unknown levels, broken constraints):
+    stored as the run's, one could be its best while the strategies never propose it.
+
+    Raises:
+        SpaceError: naming how many and the first, with the constraints it breaks.
+    """
+    index = space.to_index([t.config for t in warm_start])  # unknown levels raise here
+    outside = np.flatnonzero(~space.valid_mask(index))
+    if len(outside):
+        first = dict(warm_start[int(outside[0])].config)
+        raise SpaceError(
+            f"warm_start: {len(outside)} of {len(warm_start)} trials break the space's "
+            f"constraints (trial {int(outside[0])}, {first}, breaks {space.violated(first)}); "
+            "leave them out"
+        )
+
+
+def check_budget(journal: Journal, existing: RunRecord, budget: int) -> None:
+    """Refuse a budget smaller than the trials a stored run holds (it would leave measured
+    trials out of the run's reports).
+
+    Raises:
+        BudgetError: naming the run and the smallest budget that keeps them.
+    """
+    used = journal.count_trials(existing.id)
+    if used > budget:
+        raise BudgetError(
+            f"run {existing.id} ({existing.describe()}) in {journal.path!r} has {used} "
+            f"trials; a budget of {budget} would leave {used - budget} of them out: give a "
+            f"budget of at least {used} (a report reads the best at a smaller budget with "
+            "--checkpoint)"
+        )
+
+
+def check_space(space: Space) -> None:
+    """Refuse a space whose constraints admit no configuration: seen by its sampling plan
+    (an enumerated constraint group with no valid combination), or counted where the raw
+    space is small.
+
+    Raises:
+        SpaceError: naming the constraints.
+    """
+    empty = space.sampling_plan.empty or (
+        space.is_enumerable(EMPTY_CHECK_LIMIT) and not len(space.enumerate_index(EMPTY_CHECK_LIMIT))
+    )
+    if empty:
+        texts = [c.text for c in space.constraints]
+        raise SpaceError(
+            f"the constraints {texts} admit no configuration of the space's parameters: "
+            "loosen them or widen the parameters' ranges (`gpautotune space` counts them)"
+        )
