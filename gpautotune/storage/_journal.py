@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpautotune.exceptions import StorageError
 from gpautotune.measurement import Measurement, Status
+from gpautotune.storage._merge import copy_run, extend_run
 from gpautotune.storage._records import (
     CatalogEntry,
     RunningTrial,
@@ -294,10 +295,10 @@ class Journal:
                         continue
                     held_id = held.get(key, held.get(where) if where is not None else None)
                     if held_id is not None:
-                        extended = self._extend_run(held_id, source, source_id)
+                        extended = extend_run(self, held_id, source, source_id)
                         copied, skipped = copied + extended, skipped + (not extended)
                         continue
-                    run_id = self._copy_run(source, source_id)
+                    run_id = copy_run(self, source, source_id)
                     held |= {key: run_id} | ({where: run_id} if where else {})
                     copied += 1
                 self._conn.executemany(
@@ -311,61 +312,6 @@ class Journal:
                 self._conn.execute("ROLLBACK")
                 raise
         return copied, skipped
-
-    def _extend_run(self, run_id: int, source: Journal, source_id: int) -> bool:
-        """Copy the trials of ``source``'s run beyond those of run ``run_id`` (the same run,
-        extended elsewhere), with its budget and status; False where it has no more, or
-        where the held trials are not the first of the source's (then nothing is copied)."""
-        trials = [c for c in self._columns("trials") if c not in ("id", "run_id")]
-        ours = self._conn.execute(
-            "SELECT number, config FROM trials WHERE run_id=? ORDER BY number", (run_id,)
-        ).fetchall()
-        theirs = source._conn.execute(
-            f"SELECT number, config, {', '.join(trials)} FROM trials WHERE run_id=?"
-            " ORDER BY number",
-            (source_id,),
-        ).fetchall()
-        if len(theirs) <= len(ours) or [tuple(t[:2]) for t in theirs[: len(ours)]] != ours:
-            return False
-        self._conn.executemany(
-            f"INSERT INTO trials (run_id, {', '.join(trials)})"
-            f" VALUES (?, {', '.join('?' * len(trials))})",
-            [(run_id, *row[2:]) for row in theirs[len(ours) :]],
-        )
-        budget, status, finished_at = source._conn.execute(
-            "SELECT budget, status, finished_at FROM runs WHERE id=?", (source_id,)
-        ).fetchone()
-        self._conn.execute(
-            "UPDATE runs SET budget=?, status=?, finished_at=? WHERE id=?",
-            (budget, status, finished_at, run_id),
-        )
-        return True
-
-    def _copy_run(self, source: Journal, source_id: int) -> int:
-        """Insert ``source``'s run ``source_id``, its trials and data digest, column by
-        column (the two journals share the schema); returns the new run's id."""
-        runs = [c for c in self._columns("runs") if c != "id"]
-        trials = [c for c in self._columns("trials") if c not in ("id", "run_id")]
-        row = source._conn.execute(
-            f"SELECT {', '.join(runs)} FROM runs WHERE id=?", (source_id,)
-        ).fetchone()
-        run_id = self._conn.execute(
-            f"INSERT INTO runs ({', '.join(runs)}) VALUES ({', '.join('?' * len(runs))})", row
-        ).lastrowid
-        rows = source._conn.execute(
-            f"SELECT {', '.join(trials)} FROM trials WHERE run_id=? ORDER BY number", (source_id,)
-        ).fetchall()
-        self._conn.executemany(
-            f"INSERT INTO trials (run_id, {', '.join(trials)})"
-            f" VALUES (?, {', '.join('?' * len(trials))})",
-            [(run_id, *values) for values in rows],
-        )
-        digest = source.data_digest(source_id)
-        if digest is not None:
-            self._conn.execute(
-                "INSERT INTO run_data (run_id, digest) VALUES (?,?)", (run_id, digest)
-            )
-        return run_id
 
     def _columns(self, table: str) -> list[str]:
         return [row[1] for row in self._conn.execute(f"PRAGMA table_info({table})")]

@@ -1,0 +1,66 @@
+"""Joining journals (``Journal.copy_runs``, ``gpautotune merge``): a run copied whole, or
+one held already and extended elsewhere given its further trials. Both write inside the
+caller's transaction."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gpautotune.storage._journal import Journal
+
+__all__ = ["copy_run", "extend_run"]
+
+
+def extend_run(target: Journal, run_id: int, source: Journal, source_id: int) -> bool:
+    """Copy the trials of ``source``'s run beyond those of ``target``'s run ``run_id`` (the
+    same run, extended elsewhere), with its budget and status; False where it has no more,
+    or where the held trials are not the first of the source's (then nothing is copied)."""
+    trials = [c for c in target._columns("trials") if c not in ("id", "run_id")]
+    ours = target._conn.execute(
+        "SELECT number, config FROM trials WHERE run_id=? ORDER BY number", (run_id,)
+    ).fetchall()
+    theirs = source._conn.execute(
+        f"SELECT number, config, {', '.join(trials)} FROM trials WHERE run_id=? ORDER BY number",
+        (source_id,),
+    ).fetchall()
+    if len(theirs) <= len(ours) or [tuple(t[:2]) for t in theirs[: len(ours)]] != ours:
+        return False
+    target._conn.executemany(
+        f"INSERT INTO trials (run_id, {', '.join(trials)})"
+        f" VALUES (?, {', '.join('?' * len(trials))})",
+        [(run_id, *row[2:]) for row in theirs[len(ours) :]],
+    )
+    budget, status, finished_at = source._conn.execute(
+        "SELECT budget, status, finished_at FROM runs WHERE id=?", (source_id,)
+    ).fetchone()
+    target._conn.execute(
+        "UPDATE runs SET budget=?, status=?, finished_at=? WHERE id=?",
+        (budget, status, finished_at, run_id),
+    )
+    return True
+
+
+def copy_run(target: Journal, source: Journal, source_id: int) -> int:
+    """Insert ``source``'s run ``source_id``, its trials and data digest, into ``target``,
+    column by column (the two journals share the schema); returns the new run's id."""
+    runs = [c for c in target._columns("runs") if c != "id"]
+    trials = [c for c in target._columns("trials") if c not in ("id", "run_id")]
+    row = source._conn.execute(
+        f"SELECT {', '.join(runs)} FROM runs WHERE id=?", (source_id,)
+    ).fetchone()
+    run_id = target._conn.execute(
+        f"INSERT INTO runs ({', '.join(runs)}) VALUES ({', '.join('?' * len(runs))})", row
+    ).lastrowid
+    rows = source._conn.execute(
+        f"SELECT {', '.join(trials)} FROM trials WHERE run_id=? ORDER BY number", (source_id,)
+    ).fetchall()
+    target._conn.executemany(
+        f"INSERT INTO trials (run_id, {', '.join(trials)})"
+        f" VALUES (?, {', '.join('?' * len(trials))})",
+        [(run_id, *values) for values in rows],
+    )
+    digest = source.data_digest(source_id)
+    if digest is not None:
+        target._conn.execute("INSERT INTO run_data (run_id, digest) VALUES (?,?)", (run_id, digest))
+    return run_id
