@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -102,6 +103,13 @@ def output_file(path: Path, what: str) -> Path:
     return path
 
 
+def _one_line_warning(message: Warning | str, *_: Any, **__: Any) -> None:
+    """A warning as one line ``warning: ...`` (not the file and source line Python shows)."""
+    err_console.print(
+        f"[yellow]warning:[/] {message}", highlight=False, soft_wrap=True, markup=True
+    )
+
+
 def user_errors(fn: F) -> F:
     """Print a gpautotune error as one line and exit with code 2 (no traceback); end
     cleanly on SIGTERM/SIGHUP."""
@@ -111,7 +119,8 @@ def user_errors(fn: F) -> F:
         from gpautotune.execution import signals_end_cleanly
 
         try:
-            with signals_end_cleanly():
+            with signals_end_cleanly(), warnings.catch_warnings():
+                warnings.showwarning = _one_line_warning
                 return fn(*args, **kwargs)
         except GPAutotuneError as exc:
             err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)

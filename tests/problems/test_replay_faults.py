@@ -167,3 +167,5 @@ def test_space_shows_the_rows_a_table_left_out(tmp_path):
     assert result.exit_code == 0, result.output
     assert "rows left out (not levels of the space): 1, e.g. column 'x', line 11" in result.output
     assert "repeated configurations (the first row of each kept): 1" in result.output
+    warned = [line for line in result.output.splitlines() if line.startswith("warning: ")]
+    assert len(warned) == 2 and "UserWarning" not in result.output  # one line each
