@@ -135,3 +135,9 @@ def test_report_refuses_a_checkpoint_outside_the_budget(booth_db, tmp_path, chec
         app, ["report", booth_db, "--checkpoint", checkpoint, "--out", str(tmp_path / "r")]
     )
     _one_line_error(result, "checkpoint", checkpoint)
+
+
+def test_an_error_with_brackets_is_printed_as_text(tmp_path):
+    path = tmp_path / "l.yaml"
+    path.write_text("problem: {name: laplacian, sizes: '[/b]x9'}\nbudget: 2\n")
+    _one_line_error(runner.invoke(app, ["space", str(path)]), "[width, height]", "[/b]x9")

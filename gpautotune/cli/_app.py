@@ -10,6 +10,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from gpautotune.exceptions import ConfigError, GPAutotuneError
@@ -123,7 +124,9 @@ def user_errors(fn: F) -> F:
                 warnings.showwarning = _one_line_warning
                 return fn(*args, **kwargs)
         except GPAutotuneError as exc:
-            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            err_console.print(  # the message is text, not markup ('[width, height]')
+                f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
+            )
             raise typer.Exit(code=2) from None
 
     return wrapper  # type: ignore[return-value]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import multiprocessing as mp
 import os
 import pickle
@@ -131,9 +132,9 @@ class IsolatedEvaluator(Evaluator):
     """
 
     def __init__(self, *, timeout_s: float = 60.0, startup_timeout_s: float = 300.0) -> None:
-        if timeout_s <= 0 or startup_timeout_s <= 0:
+        if not (0 < timeout_s < math.inf and 0 < startup_timeout_s < math.inf):
             raise ConfigError(
-                f"timeouts must be positive, got timeout_s={timeout_s}, "
+                f"timeouts must be positive and finite, got timeout_s={timeout_s}, "
                 f"startup_timeout_s={startup_timeout_s}"
             )
         self.timeout_s, self.startup_timeout_s = float(timeout_s), float(startup_timeout_s)

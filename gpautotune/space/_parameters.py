@@ -326,10 +326,14 @@ class Real(Parameter):
         raise SpaceError(f"parameter {self.name!r} is real-valued and has no finite levels")
 
     def values_at(self, index: np.ndarray) -> np.ndarray:
+        """Values of unit positions, inside ``[low, high]`` (rounding put the ends a few
+        ulps outside, and :meth:`index_of` refused the tuner's own configurations)."""
         u = np.asarray(index, dtype=float)
         if self.log:
-            return np.exp(np.log(self.low) + u * (np.log(self.high) - np.log(self.low)))
-        return self.low + u * (self.high - self.low)
+            values = np.exp(np.log(self.low) + u * (np.log(self.high) - np.log(self.low)))
+        else:
+            values = self.low + u * (self.high - self.low)
+        return np.clip(values, self.low, self.high)
 
     def index_of(self, values: Sequence[Any]) -> np.ndarray:
         v = np.asarray(values, dtype=float)

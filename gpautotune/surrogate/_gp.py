@@ -35,7 +35,7 @@ from gpytorch.likelihoods import FixedNoiseGaussianLikelihood, GaussianLikelihoo
 from gpytorch.mlls import ExactMarginalLogLikelihood
 from gpytorch.priors import GammaPrior, LogNormalPrior
 
-from gpautotune.exceptions import GPAutotuneError
+from gpautotune.exceptions import ConfigError, GPAutotuneError
 from gpautotune.surrogate._mll import closed_form_closure, exact_mll_closure
 from gpautotune.surrogate._trend import TrendMean
 
@@ -133,6 +133,50 @@ class GPSettings:
     input_warp: Literal["none", "kumaraswamy"] = "none"
     gradient: Literal["autograd", "closed_form"] = "autograd"
 
+    def __post_init__(self) -> None:
+        """Refuse settings the fit would silently read as others (a misspelt kernel was
+        fitted as Matérn 3/2, a negative noise as 1e-6).
+
+        Raises:
+            ConfigError: naming the setting and what it takes.
+        """
+        for name in ("kernel", "lengthscale_prior", "output_warp", "input_warp", "gradient"):
+            allowed = _CHOICES[name]
+            if getattr(self, name) not in allowed:
+                raise ConfigError(
+                    f"GPSettings.{name}: {getattr(self, name)!r} is none of {allowed}"
+                )
+        noise = self.noise
+        if noise != "learned" and not (
+            isinstance(noise, int | float) and not isinstance(noise, bool) and 0 <= noise < math.inf
+        ):
+            raise ConfigError(f"GPSettings.noise: 'learned' or a variance >= 0, not {noise!r}")
+        counts = {"restarts": 0, "max_iter": 1, "max_iter_warm": 1, "threads": 1, "fresh_every": 1}
+        for name, least in counts.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ConfigError(f"GPSettings.{name}: a whole number >= {least}, not {value!r}")
+        if (
+            self.lengthscale_max is not None
+            and not LENGTHSCALE_MIN < self.lengthscale_max < math.inf
+        ):
+            raise ConfigError(
+                f"GPSettings.lengthscale_max: above the length-scales' lower bound "
+                f"{LENGTHSCALE_MIN}, or None; not {self.lengthscale_max!r}"
+            )
+
+
+#: Lower bound of every fitted length-scale (unit-box units).
+LENGTHSCALE_MIN = 2.5e-2
+#: The values each choice of :class:`GPSettings` takes.
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "kernel": ("matern52", "matern32", "rbf"),
+    "lengthscale_prior": ("gamma", "dim_scaled", "unit"),
+    "output_warp": ("none", "copula"),
+    "input_warp": ("none", "kumaraswamy"),
+    "gradient": ("autograd", "closed_form"),
+}
+
 
 @dataclass
 class FitReport:
@@ -194,7 +238,7 @@ class GPSurrogate:
             constraint = GreaterThan(2.5e-2, transform=None, initial_value=prior.mode)
         else:
             start = min(float(prior.mode), 0.5 * s.lengthscale_max)
-            constraint = Interval(2.5e-2, s.lengthscale_max, initial_value=start)
+            constraint = Interval(LENGTHSCALE_MIN, s.lengthscale_max, initial_value=start)
         common = dict(
             ard_num_dims=d,
             active_dims=tuple(range(d)),

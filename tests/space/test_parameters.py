@@ -72,3 +72,11 @@ def test_categorical_choices_come_back_of_their_own_type():
     assert [(c["unroll"], c["fast"]) for c in configs[:3]] == [(0, "auto"), (0, True), (0, 1.5)]
     assert space.to_configs(space.to_index(configs)) == configs
     assert type(Categorical("k", ["a", "b"]).values_at(np.array([1]))[0]) is np.str_
+
+
+@pytest.mark.parametrize(("low", "high", "log"), [(0.001, 0.1, True), (-1.0, 0.1, False)])
+def test_a_real_parameters_ends_decode_inside_its_bounds(low, high, log):
+    p = Real("a", low, high, log=log)
+    ends = p.values_at(np.array([0.0, 1.0]))  # 0.1 came back as 0.10000000000000006
+    assert low <= ends[0] <= ends[1] <= high and ends.tolist() == pytest.approx([low, high])
+    assert p.index_of(ends).tolist() == pytest.approx([0.0, 1.0])

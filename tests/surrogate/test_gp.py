@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from gpautotune.exceptions import ConfigError
 from gpautotune.surrogate import GPSettings, GPSurrogate
 
 
@@ -105,3 +106,21 @@ def test_leave_one_out_means_are_the_posterior_of_the_other_points() -> None:
         expected = m[i] + K[i, rest] @ np.linalg.solve(K[np.ix_(rest, rest)], z[rest] - m[rest])
         assert mu[i] == pytest.approx(expected, abs=1e-8)
     assert not np.allclose(mu, z)  # held out, not fitted through
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"kernel": "rbff"},
+        {"lengthscale_prior": "gama"},
+        {"output_warp": "copulaa"},
+        {"gradient": "closed"},
+        {"noise": -1.0},
+        {"noise": "lerned"},
+        {"lengthscale_max": 0.01},
+        {"restarts": -1},
+    ],
+)
+def test_gp_settings_the_fit_would_misread_are_refused(settings):
+    with pytest.raises(ConfigError, match=f"GPSettings.{next(iter(settings))}"):
+        GPSettings(**settings)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import pickle
 import warnings
 from abc import abstractmethod
@@ -32,9 +33,9 @@ class KernelProblem(Problem):
     def __init__(
         self, spec: KernelSpec, *, timeout_s: float, startup_timeout_s: float = 300.0
     ) -> None:
-        if not (timeout_s > 0 and startup_timeout_s > 0):
+        if not (0 < timeout_s < math.inf and 0 < startup_timeout_s < math.inf):
             raise ConfigError(
-                f"timeouts must be positive, got timeout_s={timeout_s}, "
+                f"timeouts must be positive and finite, got timeout_s={timeout_s}, "
                 f"startup_timeout_s={startup_timeout_s}"
             )
         self.spec, self.space, self.timeout_s = spec, spec.space, float(timeout_s)

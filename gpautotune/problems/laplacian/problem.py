@@ -9,6 +9,7 @@ so that a hung kernel or a driver crash costs one trial::
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -98,11 +99,13 @@ class LaplacianProblem(Problem):
             int(seed),
             register_rule,
         )
-        if not (self.timeout_s > 0 and startup_timeout_s > 0):
+        if not (0 < self.timeout_s < math.inf and 0 < startup_timeout_s < math.inf):
             raise ConfigError(
-                f"laplacian: timeouts must be positive, got timeout_s={timeout_s}, "
+                f"laplacian: timeouts must be positive and finite, got timeout_s={timeout_s}, "
                 f"startup_timeout_s={startup_timeout_s}"
             )
+        if self.repeats < 1:
+            raise ConfigError(f"laplacian: repeats must be at least 1, got {repeats}")
         self.startup_timeout_s = float(startup_timeout_s)
         self.device_info = usable_device(platform, device)
         self._runner: LaplacianRunner | None = None

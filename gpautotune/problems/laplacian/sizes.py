@@ -24,12 +24,11 @@ SizesLike = str | Sequence[str | Sequence[int]]
 
 
 def _parse(item: str | Sequence[int]) -> tuple[int, int]:
-    if isinstance(item, str):
-        parts = item.lower().split("x")
-    else:
-        parts = list(item)
     try:
+        parts = item.lower().split("x") if isinstance(item, str) else list(item)
         width, height = (int(p) for p in parts)
+        if any(not isinstance(p, str) and p != int(p) for p in parts):  # 640.7 is no size
+            raise ValueError(item)
     except (TypeError, ValueError):
         raise ConfigError(
             f"an image size is 'WIDTHxHEIGHT' or [width, height], not {item!r}"
@@ -55,6 +54,13 @@ def resolve_sizes(sizes: SizesLike) -> tuple[tuple[int, int], ...]:
                 f"unknown size preset {sizes!r}; presets: {sorted(SIZE_PRESETS)} or 'WxH,...'"
             )
         sizes = [s.strip() for s in sizes.split(",") if s.strip()]
+    if sizes is None or (
+        isinstance(sizes, Sequence) and len(sizes) == 2 and all(isinstance(v, int) for v in sizes)
+    ):
+        raise ConfigError(
+            f"sizes is a list of image sizes ('WIDTHxHEIGHT' or [width, height]) or a preset "
+            f"{sorted(SIZE_PRESETS)}, not {sizes!r}; one size is [[width, height]]"
+        )
     out = tuple(_parse(s) for s in sizes)
     if not out:
         raise ConfigError("at least one image size is needed")

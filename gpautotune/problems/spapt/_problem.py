@@ -106,10 +106,10 @@ class SpaptProblem(Problem):
             )
         if rtol is not None and not float(rtol) >= 0:
             raise ConfigError(f"spapt: rtol must be >= 0, got {rtol}")
-        if not (compile_timeout_s > 0 and run_timeout_s > 0):
+        if not (0 < compile_timeout_s < math.inf and 0 < run_timeout_s < math.inf):
             raise ConfigError(
-                f"spapt: time limits must be positive, got compile_timeout_s={compile_timeout_s},"
-                f" run_timeout_s={run_timeout_s}"
+                "spapt: time limits must be positive and finite, got "
+                f"compile_timeout_s={compile_timeout_s}, run_timeout_s={run_timeout_s}"
             )
         if shutil.which(compiler) is None:
             raise ConfigError(f"spapt: the C compiler {compiler!r} is not on PATH")

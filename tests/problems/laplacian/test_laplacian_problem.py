@@ -54,6 +54,20 @@ def test_size_presets_and_explicit_sizes():
     assert resolve_sizes("64x32,40x20") == ((64, 32), (40, 20))
     with pytest.raises(ConfigError):
         resolve_sizes([[4, 4]])
+    for flat in ([640, 360], None, [[640.7, 360]]):  # a flat pair was a bare TypeError
+        with pytest.raises(ConfigError, match="image size|one size is"):
+            resolve_sizes(flat)
+
+
+@pytest.mark.parametrize(
+    "options", [{"repeats": 0}, {"timeout_s": float("inf")}, {"startup_timeout_s": float("nan")}]
+)
+def test_options_that_would_fail_every_trial_are_refused(options):
+    with pytest.raises(ConfigError, match="repeats|positive and finite"):
+        LaplacianProblem(sizes=[[37, 19]], **options)
+    if "repeats" not in options:
+        with pytest.raises(ConfigError, match="positive and finite"):
+            IsolatedEvaluator(**options)
 
 
 def test_a_predicate_violation_is_invalid_without_touching_the_device(problem):
