@@ -129,41 +129,27 @@ def test_a_missing_kt_cache_names_its_own_option(tmp_path):
     assert "problem.data" not in str(info.value)
 
 
+def _replay_yaml(tmp_path, rows, **more) -> str:
+    """A tuning file of the replay of ``rows`` (in ``tmp_path``)."""
+    (tmp_path / "t.csv").write_text(_csv(rows))
+    problem = {"name": "replay", "data": str(tmp_path / "t.csv"), "objective": "time"}
+    spec = {"problem": {**problem, "parameters": PARAMETERS}, "budget": 2, **more}
+    (tmp_path / "t.yaml").write_text(json.dumps(spec))
+    return str(tmp_path / "t.yaml")
+
+
 def test_no_slowdown_for_an_optimum_at_or_below_zero(tmp_path):
     rows = [(x, y, -3.0 if (x, y) == (4, "b") else 1.0) for x, y in GRID]
-    (tmp_path / "t.csv").write_text(_csv(rows))
-    spec = {
-        "problem": {
-            "name": "replay",
-            "data": str(tmp_path / "t.csv"),
-            "objective": "time",
-            "parameters": PARAMETERS,
-        },
-        "strategy": {"name": "random"},
-        "budget": 2,
-        "seed": 1,
-        "storage": str(tmp_path / "j.db"),
-    }
-    (tmp_path / "t.yaml").write_text(json.dumps(spec))
-    result = CliRunner().invoke(app, ["tune", str(tmp_path / "t.yaml")])
+    more = {"strategy": {"name": "random"}, "seed": 1, "storage": str(tmp_path / "j.db")}
+    result = CliRunner().invoke(app, ["tune", _replay_yaml(tmp_path, rows, **more)])
     assert result.exit_code == 0, result.output
     assert "best value" in result.output and "; slowdown" not in result.output
 
 
 def test_space_shows_the_rows_a_table_left_out(tmp_path):
     rows = [(x, y, 1.0 + x) for x, y in GRID] + [(3, "b", 0.5), (7, "a", 0.1)]
-    (tmp_path / "t.csv").write_text(_csv(rows))
-    spec = {
-        "problem": {
-            "name": "replay",
-            "data": str(tmp_path / "t.csv"),
-            "objective": "time",
-            "parameters": PARAMETERS,
-        },
-        "budget": 2,
-    }
-    (tmp_path / "t.yaml").write_text(json.dumps(spec))
-    result = CliRunner().invoke(app, ["space", str(tmp_path / "t.yaml")], env={"COLUMNS": "200"})
+    space = ["space", _replay_yaml(tmp_path, rows)]
+    result = CliRunner().invoke(app, space, env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "rows left out (not levels of the space): 1, e.g. column 'x', line 11" in result.output
     assert "repeated configurations (the first row of each kept): 1" in result.output
