@@ -73,6 +73,8 @@ def make_acquisition(
     if kind == "pi":
         return LogProbabilityOfImprovement(model, best_f=best_f, maximize=False)
     if kind == "lcb":
+        if not 0 <= kappa < math.inf:  # beta = kappa**2 scored -1 as +1
+            raise ValueError(f"lcb needs a kappa >= 0, got {kappa!r}")
         return UpperConfidenceBound(model, beta=kappa**2, maximize=False)
     raise ValueError(f"unknown acquisition {kind!r}; choose logei, ei, pi or lcb")
 

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import qmc
 
+from gpautotune.exceptions import ConfigError
 from gpautotune.space import Space, sample_index
 
 #: raw Sobol points drawn at most for one step's pool sample
@@ -54,6 +55,30 @@ class PoolSettings:
     perturbation_width: float = 3 / 8
     backlog: int = 200
 
+    def __post_init__(self) -> None:
+        """Refuse sizes the pool would read as others (``n_best=-1`` took every row but
+        the last, ``sample_size=0`` the default).
+
+        Raises:
+            ConfigError: naming the setting.
+        """
+        least = {"exhaustive_limit": 0, "n_best": 0, "radius": 0, "perturbations": 0, "backlog": 0}
+        wrong = [n for n, low in least.items() if not _whole_at_least(getattr(self, n), low)]
+        if self.sample_size is not None and not _whole_at_least(self.sample_size, 1):
+            wrong.append("sample_size")
+        if not 0 < self.perturbation_width <= 1:
+            wrong.append("perturbation_width")
+        if wrong:
+            shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in wrong)
+            raise ConfigError(
+                f"PoolSettings: {shown}: sizes are whole numbers >= 0 (sample_size >= 1 or "
+                "None), perturbation_width in (0, 1]"
+            )
+
+
+def _whole_at_least(value: Any, least: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
 
 class CandidatePool:
     """Builds the pool of each step and keeps the backlog between steps.
@@ -75,6 +100,9 @@ class CandidatePool:
     ) -> None:
         self.space, self.settings, self.seed = space, settings, 0 if seed is None else seed
         self.fixed = dict(fixed or {})
+        unknown = sorted(set(self.fixed) - set(space.names))
+        if unknown:
+            raise ConfigError(f"fixed: {unknown} are not parameters; the space has {space.names}")
         self._columns = [space.names.index(k) for k in self.fixed]
         self._levels = [float(space[k].index_of([v])[0]) for k, v in self.fixed.items()]
         self._all: np.ndarray | None = None

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpautotune.exceptions import ConfigError
+
 __all__ = ["TrustRegion"]
 
 
@@ -43,6 +45,26 @@ class TrustRegion:
     length_min: float = 0.5**7
     length_max: float = 1.6
     tolerance: float = 1e-3
+
+    def __post_init__(self) -> None:
+        """Refuse rules that never change the box (``failure=0``) or make no box.
+
+        Raises:
+            ConfigError: naming the rule.
+        """
+        counts = (self.failure, self.success)
+        if any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in counts):
+            raise ConfigError(
+                f"TrustRegion: failure and success are counts >= 1, got {self.failure!r}, "
+                f"{self.success!r}"
+            )
+        if not (0 < self.length_min <= self.length_init <= self.length_max < math.inf):
+            raise ConfigError(
+                "TrustRegion: need 0 < length_min <= length_init <= length_max, got "
+                f"{self.length_min}, {self.length_init}, {self.length_max}"
+            )
+        if not 0 <= self.tolerance < math.inf:
+            raise ConfigError(f"TrustRegion: tolerance must be >= 0, got {self.tolerance!r}")
 
     @classmethod
     def for_dims(cls, dims: int) -> TrustRegion:

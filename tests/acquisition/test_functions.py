@@ -119,3 +119,9 @@ def test_expected_improvement_of_given_moments_is_jones_formula():
     assert np.allclose(got[:4], expected, rtol=1e-9, atol=1e-300)
     assert got[4] == pytest.approx(1.2)
     assert np.all(np.diff(expected_improvement(np.zeros(3), np.array([0.1, 1, 10]), 0.0)) > 0)
+
+
+def test_lcb_refuses_a_negative_kappa():
+    gp, _ = _surrogate("learned")
+    with pytest.raises(ValueError, match="kappa >= 0"):  # kappa**2 scored -1 as +1
+        make_acquisition("lcb", gp.model, best_f=-0.5, kappa=-1.0)

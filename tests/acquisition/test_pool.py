@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from gpautotune.acquisition._pool import SAMPLE, CandidatePool, PoolSettings
+from gpautotune.exceptions import ConfigError
 from gpautotune.problems.spapt import get_kernel
+from gpautotune.space import IntRange, Space
 
 
 @pytest.mark.parametrize("kernel", ["dgemv3", "fdtd"])
@@ -25,3 +27,17 @@ def test_pool_sample_of_a_tight_spapt_space_has_its_intended_size(kernel: str) -
         rows, _, sources = pool.propose(step, unseen, score)
         assert (sources == SAMPLE).sum() == pool.sample_size == 60 * space.dims
         assert space.valid_mask(rows).all()
+
+
+@pytest.mark.parametrize(
+    "settings", [{"n_best": -1}, {"sample_size": 0}, {"radius": 1.5}, {"perturbation_width": 0}]
+)
+def test_pool_sizes_it_would_misread_are_refused(settings):
+    with pytest.raises(ConfigError, match="PoolSettings"):
+        PoolSettings(**settings)
+
+
+def test_a_fixed_name_that_is_no_parameter_is_named():
+    space = Space([IntRange("n", 0, 3), IntRange("m", 0, 3)])
+    with pytest.raises(ConfigError, match=r"fixed: \['nn'\] are not parameters"):
+        CandidatePool(space, PoolSettings(), 0, fixed={"nn": 3})

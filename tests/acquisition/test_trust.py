@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from gpautotune.acquisition import TrustRegion
+from gpautotune.exceptions import ConfigError
 
 
 def test_the_side_doubles_after_successes_and_halves_after_failures():
@@ -37,3 +38,11 @@ def test_inside_is_the_box_around_the_center():
     positions = np.array([[0.5, 0.5], [0.9, 0.5], [0.5, 0.1], [0.7, 0.3]])
     mask = TrustRegion.inside(positions, np.array([0.5, 0.5]), 0.4)
     assert mask.tolist() == [True, False, False, True]
+
+
+@pytest.mark.parametrize(
+    "rules", [{"failure": 0}, {"failure": 4, "success": 0}, {"failure": 4, "length_min": 0.0}]
+)
+def test_trust_region_rules_that_make_no_box_are_refused(rules):
+    with pytest.raises(ConfigError, match="TrustRegion"):
+        TrustRegion(**rules)
