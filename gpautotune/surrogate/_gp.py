@@ -69,6 +69,27 @@ class SurrogateError(GPAutotuneError, RuntimeError):
     """The GP could not be fitted at all (the strategy falls back to space filling)."""
 
 
+def _check_data(X: np.ndarray, y: np.ndarray) -> None:
+    """Refuse data no fit can use, naming what is wrong (every start used to fail, and the
+    error named only the missing fallback).
+
+    Raises:
+        SurrogateError: X is not ``n`` finite rows, or y not ``n`` finite values.
+    """
+    X, y = np.asarray(X), np.asarray(y)
+    if X.ndim != 2 or y.ndim != 1 or len(X) != len(y) or not len(y):
+        raise SurrogateError(
+            f"fit(X, y): X has n rows and y n values (n >= 1); got X {X.shape}, y {y.shape}"
+        )
+    for name, values in (("X", X), ("y", y)):
+        bad = int((~np.isfinite(values.astype(float))).sum())
+        if bad:
+            raise SurrogateError(
+                f"fit(X, y): {name} has {bad} NaN or infinite values; fit the finite "
+                "observations (a failed measurement has no value to fit)"
+            )
+
+
 @dataclass(frozen=True)
 class GPSettings:
     """How the GP is built and fitted.
@@ -306,6 +327,7 @@ class GPSurrogate:
             fresh: also start from the defaults and ``restarts`` prior draws (always
                 when there is no ``warm`` start).
         """
+        _check_data(X, y)
         with torch_threads(self.settings.threads):
             return self._fit(X, y, seed, warm, fresh or warm is None)
 
@@ -450,6 +472,13 @@ class GPSurrogate:
         """Posterior mean and standard deviation (standardised units) at ``X``."""
         if self.model is None:
             raise SurrogateError("predict() before fit()")
+        width = self.model.train_inputs[0].shape[-1]
+        X = np.asarray(X)
+        if X.ndim != 2 or X.shape[1] != width or not np.isfinite(X).all():
+            raise SurrogateError(
+                f"predict(X): X must be finite rows of {width} columns, as fitted; got shape "
+                f"{X.shape}{'' if np.isfinite(X).all() else ' with NaN or infinite values'}"
+            )
         means, sds = [], []
         with torch.no_grad(), torch_threads(self.settings.threads):
             for start in range(0, len(X), chunk):

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from gpautotune.exceptions import ConfigError
-from gpautotune.surrogate import GPSettings, GPSurrogate
+from gpautotune.surrogate import GPSettings, GPSurrogate, SurrogateError
 
 
 def _data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -124,3 +124,15 @@ def test_leave_one_out_means_are_the_posterior_of_the_other_points() -> None:
 def test_gp_settings_the_fit_would_misread_are_refused(settings):
     with pytest.raises(ConfigError, match=f"GPSettings.{next(iter(settings))}"):
         GPSettings(**settings)
+
+
+def test_data_no_fit_can_use_is_named() -> None:
+    X, y = _data(8)
+    gp = GPSurrogate(GPSettings(restarts=0), 3, 1)
+    with pytest.raises(SurrogateError, match="y has 1 NaN or infinite"):
+        gp.fit(X, np.where(np.arange(8) == 2, np.nan, y))
+    with pytest.raises(SurrogateError, match=r"got X \(8, 4\), y \(7,\)"):
+        gp.fit(X, y[:7])
+    gp.fit(X, y)
+    with pytest.raises(SurrogateError, match="rows of 4 columns"):
+        gp.predict(X[:, :3])
