@@ -17,8 +17,10 @@ def replay_from_spec(
     parameters: list[dict[str, Any]],
     constraints: list[str] | None = None,
     derived: dict[str, str] | None = None,
-    name: str = "replay",
+    label: str = "replay",
 ) -> ReplayProblem:
-    """Replay ``data`` (CSV) over a space given as data (see :func:`space_from_spec`)."""
-    space = space_from_spec(parameters, constraints or [], derived, name=name)
-    return ReplayProblem(find_data(data, data), space, objective=objective, name=name)
+    """Replay ``data`` (CSV) over a space given as data (see :func:`space_from_spec`);
+    ``label`` is the problem's name in journals and reports (in a YAML section ``name``
+    is the registered problem, ``replay``, as for ``kt-cache``)."""
+    space = space_from_spec(parameters, constraints or [], derived, name=label)
+    return ReplayProblem(find_data(data, data), space, objective=objective, name=label)

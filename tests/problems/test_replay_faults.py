@@ -155,3 +155,12 @@ def test_space_shows_the_rows_a_table_left_out(tmp_path):
     assert "repeated configurations (the first row of each kept): 1" in result.output
     warned = [line for line in result.output.splitlines() if line.startswith("warning: ")]
     assert len(warned) == 2 and "UserWarning" not in result.output  # one line each
+
+
+def test_a_replayed_table_is_named_by_its_label(tmp_path):
+    (tmp_path / "t.csv").write_text(_csv([(x, y, 1.0 + x) for x, y in GRID]))
+    data = str(tmp_path / "t.csv")
+    named = make_problem("replay", data=data, objective="time", parameters=PARAMETERS, label="mine")
+    assert named.name == "mine" and named.space.name == "mine"
+    plain = make_problem("replay", data=data, objective="time", parameters=PARAMETERS)
+    assert plain.name == "replay"
