@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from pydantic import PositiveInt
 
+from gpautotune.exceptions import ConfigError
 from gpautotune.space import Space
 from gpautotune.strategies._settings import StrategySettings, strategy_settings
 from gpautotune.strategies._stepwise import StepwiseStrategy
@@ -72,11 +73,22 @@ class FactorFixing(StepwiseStrategy):
 
     def __init__(self, space: Space, *, seed: int | None = None, **options: Any) -> None:
         super().__init__(space, seed=seed, **options)
-        self.basis = build_basis(self.options.formula, space)
+        self.basis = self._basis(self.options.formula, "formula")
         self.subspace = Subspace(space)
         self.step = 0
         self.phase = "design"
         self.decisions: list[Decision] = []
+
+    def _basis(self, formula: str, option: str) -> Basis:
+        """The model of ``formula`` on the space; its error names the strategy's option.
+
+        Raises:
+            ConfigError: ``strategy 'NAME': OPTION: model formula ...``.
+        """
+        try:
+            return build_basis(formula, self.space)
+        except ConfigError as exc:
+            raise ConfigError(f"strategy {self.name!r}: {option}: {exc}") from None
 
     def _info(self) -> dict[str, Any]:
         """The step, its phase and the factors fixed so far (name -> value: the slice the

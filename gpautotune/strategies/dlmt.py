@@ -8,13 +8,12 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import Field, NonNegativeInt, PositiveInt
 
-from gpautotune.exceptions import ConfigError
 from gpautotune.space import Space
 from gpautotune.strategies._doptimal import fedorov
 from gpautotune.strategies._fixing import Decision, FactorFixing, FactorFixingSettings
 from gpautotune.strategies._registry import register
 from gpautotune.strategies._settings import strategy_settings
-from gpautotune.surrogate import Transform, build_basis, estimable_columns
+from gpautotune.surrogate import Transform, estimable_columns
 
 __all__ = ["DLMT", "DLMTSettings"]
 
@@ -98,20 +97,9 @@ class DLMT(FactorFixing):
     options: DLMTSettings
 
     def __init__(self, space: Space, *, seed: int | None = None, **options: Any) -> None:
-        where = f"strategy {self.name!r}"
-        try:
-            super().__init__(space, seed=seed, **options)
-        except ConfigError as exc:  # the settings' own, or the formula's (on the space)
-            if str(exc).startswith(f"{where}: ") or "model formula" not in str(exc):
-                raise
-            raise ConfigError(f"{where}: formula: {exc}") from None
+        super().__init__(space, seed=seed, **options)
         self._retries = 0
-        self.fix_rules = []
-        for i, rule in enumerate(self.options.fix):
-            try:
-                self.fix_rules.append(build_basis(rule, space))
-            except ConfigError as exc:
-                raise ConfigError(f"{where}: fix.{i}: {exc}") from None
+        self.fix_rules = [self._basis(rule, f"fix.{i}") for i, rule in enumerate(self.options.fix)]
         self._measuring = False
         self._budget: int | None = None
 

@@ -160,7 +160,10 @@ class GPRStrategy(Strategy):
         self.model_space = model_space(space, o.codes)
         # a trend formula is the user's: it reads the parameters as the space declares them
         trend_space = self.model_space if o.trend in SHORTCUTS else space
-        self.basis = build_basis(o.trend, trend_space, inputs=self.extra_inputs)
+        try:
+            self.basis = build_basis(o.trend, trend_space, inputs=self.extra_inputs)
+        except ConfigError as exc:  # named like the other options' errors
+            raise ConfigError(f"strategy {self.name!r}: trend: {exc}") from None
         reference = (  # the valid configurations, or a sample of 1,024, scale the inputs
             self.pool.enumerated
             if self.pool.exhaustive

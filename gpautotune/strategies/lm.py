@@ -11,7 +11,7 @@ from gpautotune.space import Space
 from gpautotune.strategies._fixing import FactorFixing, FactorFixingSettings
 from gpautotune.strategies._registry import register
 from gpautotune.strategies._settings import strategy_settings
-from gpautotune.surrogate import Basis, build_basis
+from gpautotune.surrogate import Basis
 
 __all__ = ["LinearModelSearch", "LMSettings"]
 
@@ -85,7 +85,8 @@ class LinearModelSearch(FactorFixing):
     def __init__(self, space: Space, *, seed: int | None = None, **options: Any) -> None:
         super().__init__(space, seed=seed, **options)
         self.fix_rules: list[int | Basis] = [
-            build_basis(r, space) if isinstance(r, str) else r for r in self.options.fix
+            self._basis(r, f"fix.{i}") if isinstance(r, str) else r
+            for i, r in enumerate(self.options.fix)
         ]
         self._measuring = False
 

@@ -202,3 +202,16 @@ def test_dlmt_with_designs_of_two_goes_on_past_the_first_design():
 )
 def test_dlmt_formula_errors_name_the_option(options, message):
     assert _error("dlmt", **options).startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "option"),
+    [
+        ("gpr", {"trend": "x1 + nosuch"}, "trend"),
+        ("lm", {"formula": "x1 + nosuch"}, "formula"),
+        ("lm", {"fix": ["nosuch", 1, 1, 1]}, "fix.0"),
+        ("qr", {"formula": "nosuch"}, "formula"),
+    ],
+)
+def test_formula_errors_name_the_option(name, options, option):
+    assert _error(name, **options).startswith(f"{option}: model formula")
