@@ -78,7 +78,10 @@ class Strategy(ABC):
         self, n: int = 1, *, pending: Sequence[Proposal | Mapping[str, Any]] = ()
     ) -> list[Proposal]:
         """Up to ``n`` new, distinct, valid configurations; fewer (or none) when the
-        strategy has nothing more to propose (exhausted space, converged search).
+        strategy has nothing more to propose (exhausted space, converged search), and
+        fewer where a phase ends inside the ask (GPR's initial design, a ``refit_every``
+        batch, a generation): asking again gives the rest. Only an empty list means the
+        strategy has nothing more.
 
         Args:
             n: how many configurations.
