@@ -80,7 +80,7 @@ class Strategy(ABC):
         """Up to ``n`` new, distinct, valid configurations; fewer (or none) when the
         strategy has nothing more to propose (exhausted space, converged search), and
         fewer where a phase ends inside the ask (GPR's initial design, a ``refit_every``
-        batch, a generation): asking again gives the rest. Only an empty list means the
+        batch): asking again gives the rest. Only an empty list means the
         strategy has nothing more.
 
         Args:
