@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import platform
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -83,6 +84,12 @@ def _key_text(key: Any) -> str:
     return str(key)
 
 
+#: The text of a replayed file's row-set constraint, with the file's name: ``row of
+#: RTX_3090.json.gz (17,956 rows)`` (the data digest, not the name, says which rows).
+_ROWS = re.compile(r"^row of .+ (\([\d,]+ rows\))$")
+_FILE = r"row of the replayed file \1"
+
+
 def space_changes(stored: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
     """What differs between a run's stored space description and ``now``'s (both as
     ``Space.describe()`` gives them): parameters added, removed or changed, constraints
@@ -102,6 +109,8 @@ def space_changes(stored: Mapping[str, Any], now: Mapping[str, Any]) -> list[str
     for field_name, what in (("constraints", "constraint"), ("model_inputs", "model input")):
         if field_name in stored and field_name in now:
             old, new = stored[field_name], now[field_name]
+            if field_name == "constraints":  # a table's rows: its digest says which
+                old, new = [_ROWS.sub(_FILE, c) for c in old], [_ROWS.sub(_FILE, c) for c in new]
             changes += [f"{what} {c!r} added" for c in new if c not in old]
             changes += [f"{what} {c!r} removed" for c in old if c not in new]
     if "derived" in stored and "derived" in now and stored["derived"] != now["derived"]:

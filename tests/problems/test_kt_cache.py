@@ -224,3 +224,13 @@ def test_a_cache_named_alone_or_by_its_full_path_is_one_problem(cache, monkeypat
     monkeypatch.chdir(path.parent)
     alone = kt_cache_problem(path.name)
     assert alone.name == f"{path.parent.name}/cache" == kt_cache_problem(path).name
+
+
+def test_a_cache_compressed_since_resumes_its_run(tmp_path):
+    document = small_cache()
+    plain = write_json(tmp_path / "c.json", document)
+    packed = write_json(tmp_path / "c.json.gz", document, gz=True)
+    db = tmp_path / "j.db"
+    first = tune(kt_cache_problem(plain, label="c"), "random", 3, seed=1, storage=db)
+    again = tune(kt_cache_problem(packed, label="c"), "random", 5, seed=1, storage=db)
+    assert again.run_id == first.run_id and len(again.trials) == 5
