@@ -15,7 +15,6 @@ import inspect
 import json
 import logging
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +24,7 @@ import pandas as pd
 
 from gpautotune.exceptions import ConfigError, GPAutotuneError
 from gpautotune.sensitivity import Domain, SobolResult, surrogate_indices
-from gpautotune.space import Space, compile_expression, space_from_spec
+from gpautotune.space import ROW_SET_LABEL, Space, compile_expression, space_from_spec
 from gpautotune.storage import Journal, RunRecord
 from gpautotune.trial import Trial
 
@@ -84,7 +83,7 @@ def run_space(record: RunRecord, section: Mapping[str, Any] | None = None) -> Sp
     stored description.
     """
     spec = record.settings["space"]
-    rows = [c for c in spec["constraints"] if _ROW_LABEL.match(c)]
+    rows = [c for c in spec["constraints"] if ROW_SET_LABEL.match(c)]
     try:
         if rows:  # a replayed file's "row of FILE (N rows)" is a set of rows, not text
             raise GPAutotuneError(f"its constraint {rows[0]!r} is the rows of a replayed file")
@@ -145,10 +144,6 @@ def run_space(record: RunRecord, section: Mapping[str, Any] | None = None) -> Sp
         else "pass space= to explain_run"
     )
     raise ConfigError(f"cannot rebuild the search space of run {record.id} ({reason}); {hint}")
-
-
-#: The text of a replayed file's row-set constraint (:class:`~gpautotune.space.RowSet`).
-_ROW_LABEL = re.compile(r"^row of .+ \([\d,]+ rows\)$|^row of the table$")
 
 
 def catalog_section(db_path: str | os.PathLike[str], record: RunRecord) -> Mapping[str, Any] | None:

@@ -2,7 +2,7 @@
 
 from gpautotune.space._constraints import Constraint, Derived
 from gpautotune.space._expressions import Expression, compile_expression
-from gpautotune.space._membership import RowSet
+from gpautotune.space._membership import ROW_SET_LABEL, RowSet
 from gpautotune.space._parameters import (
     Boolean,
     Categorical,
@@ -30,6 +30,7 @@ __all__ = [
     "Parameter",
     "PowerOfTwo",
     "Real",
+    "ROW_SET_LABEL",
     "RowSet",
     "Space",
     "ValidCount",

@@ -15,11 +15,17 @@ It holds only arrays, so a space using it pickles (problems are sent to Dask wor
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 
 import numpy as np
 
-__all__ = ["RowSet"]
+__all__ = ["ROW_SET_LABEL", "RowSet"]
+
+#: The text of a row-set constraint: ``row of FILE (N rows)`` as a replayed file labels
+#: it (group 1: ``(N rows)``), or the default ``row of the table``. A stored space's
+#: constraint with such a text is a set of rows, not an expression to parse.
+ROW_SET_LABEL = re.compile(r"^row of (?:.+ (\([\d,]+ rows\))|the table)$")
 
 
 class RowSet:

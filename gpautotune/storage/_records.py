@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import platform
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
 import numpy as np
+
+from gpautotune.space import ROW_SET_LABEL
 
 __all__ = [
     "LOCATION_SETTINGS",
@@ -84,10 +85,11 @@ def _key_text(key: Any) -> str:
     return str(key)
 
 
-#: The text of a replayed file's row-set constraint, with the file's name: ``row of
-#: RTX_3090.json.gz (17,956 rows)`` (the data digest, not the name, says which rows).
-_ROWS = re.compile(r"^row of .+ (\([\d,]+ rows\))$")
-_FILE = r"row of the replayed file \1"
+def _rows(text: str) -> str:
+    """A constraint's text, a replayed file's row set named by its size alone (the data
+    digest, not the file's name, says which rows)."""
+    found = ROW_SET_LABEL.match(text)
+    return f"row of the replayed file {found.group(1) or ''}".rstrip() if found else text
 
 
 def space_changes(stored: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
@@ -110,7 +112,7 @@ def space_changes(stored: Mapping[str, Any], now: Mapping[str, Any]) -> list[str
         if field_name in stored and field_name in now:
             old, new = stored[field_name], now[field_name]
             if field_name == "constraints":  # a table's rows: its digest says which
-                old, new = [_ROWS.sub(_FILE, c) for c in old], [_ROWS.sub(_FILE, c) for c in new]
+                old, new = [_rows(c) for c in old], [_rows(c) for c in new]
             changes += [f"{what} {c!r} added" for c in new if c not in old]
             changes += [f"{what} {c!r} removed" for c in old if c not in new]
     if "derived" in stored and "derived" in now and stored["derived"] != now["derived"]:
