@@ -284,18 +284,25 @@ def _curve_rows(
     return rows, scores
 
 
-def _checkpoints(
-    requested: Sequence[int] | None, horizon: int, problem: str = "", *, strict: bool = False
-) -> list[int]:
-    """The budgets to tabulate; with ``strict`` (the user's own), one outside
-    1..``horizon`` is an error instead of being left out."""
+def _check_checkpoints(requested: Sequence[int], groups: Sequence[Group]) -> None:
+    """Refuse the user's checkpoints that no problem's budget reaches (below 1, or above
+    every problem's; one above a single problem's budget is left out for that problem).
+
+    Raises:
+        ConfigError: the first such checkpoint, with the budgets there are.
+    """
+    horizon = max((g.horizon for g in groups), default=0)
+    outside = sorted({int(c) for c in requested if not 1 <= c <= horizon})
+    if outside and groups:
+        raise ConfigError(
+            f"checkpoint {outside[0]} is outside 1..{horizon} (the largest budget of the "
+            f"runs); give budgets from 1 to {horizon}"
+        )
+
+
+def _checkpoints(requested: Sequence[int] | None, horizon: int) -> list[int]:
+    """The budgets to tabulate: the requested ones the problem's ``horizon`` reaches."""
     if requested:
-        outside = sorted({int(c) for c in requested if not 1 <= c <= horizon})
-        if outside and strict:
-            raise ConfigError(
-                f"checkpoint {outside[0]} is outside 1..{horizon} (the budget of "
-                f"{problem or 'the runs'}); give budgets from 1 to {horizon}"
-            )
         kept = sorted({int(c) for c in requested if 1 <= c <= horizon})
         return kept or [horizon]
     from gpautotune.comparison import default_checkpoints
@@ -340,7 +347,8 @@ def analyse(
             f"reference {reference!r} is none of the journal's strategy labels {runs.labels()}"
         )
     reference = reference or stored.get("reference")
-    strict = bool(checkpoints)  # the caller's own checkpoints, not the comparison's
+    if checkpoints:  # the caller's own, not the comparison's
+        _check_checkpoints(checkpoints, runs.groups)
     checkpoints = checkpoints or stored.get("checkpoints")
     summary, pairwise, curves, peers = [], [], [], []
     chosen, refs, baselines = {}, {}, {}
@@ -348,7 +356,7 @@ def analyse(
         groups = runs.of(problem)
         info = runs.problems.get(problem, ProblemInfo(problem, None))
         horizon = max(g.horizon for g in groups)
-        chosen[problem] = _checkpoints(checkpoints, horizon, problem, strict=strict)
+        chosen[problem] = _checkpoints(checkpoints, horizon)
         refs[problem] = _reference(groups, reference)
         baseline = random_baseline(info, groups, horizon)
         if baseline is not None:

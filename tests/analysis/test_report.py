@@ -188,3 +188,16 @@ def test_a_label_pooling_different_settings_is_warned_about(tmp_path, caplog):
     warned = [r.getMessage() for r in caplog.records if "strategy settings" in r.getMessage()]
     assert len(warned) == 1 and "'S'" in warned[0]
     assert sorted(len(g.seeds) for g in runs.groups) == [1, 2]
+
+
+def test_a_checkpoint_one_problem_reaches_is_kept_for_it_alone(tmp_path):
+    db = tmp_path / "two.db"
+    for name, budget in (("short", 4), ("long", 8)):
+        space = Space([IntRange("x", 0, 9)], name=name)
+        run = TuningRun(space, "random", storage=db, seed=0, budget=budget)
+        for x in range(budget):
+            run.tell({"x": x}, float(10 - x))
+        run.finish()
+    assert analyse(db, checkpoints=[2, 8]).checkpoints == {"short": [2], "long": [2, 8]}
+    with pytest.raises(ConfigError, match="checkpoint 9 is outside 1..8"):
+        analyse(db, checkpoints=[9])
