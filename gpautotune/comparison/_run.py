@@ -129,6 +129,18 @@ def pending_repetitions(
         for r in repetitions
         if (r.key, r.budget) not in finished and (r.placeless_key, r.budget) not in finished
     ]
+    longest: dict[str, int] = {}
+    for key, budget in finished:
+        longest[key] = max(longest.get(key, 0), budget or 0)
+    for r in pending:  # a smaller budget would cut finished runs short (refused by tune)
+        held = max(longest.get(r.key, 0), longest.get(r.placeless_key or "", 0))
+        if held > r.budget:
+            raise ConfigError(
+                f"{r.describe()} is finished in {config.storage!r} with a budget of {held}, "
+                f"above the comparison's {r.budget}: give a budget of at least {held} (a "
+                f"report reads the best at {r.budget} with `gpautotune report --checkpoint "
+                f"{r.budget}`)"
+            )
     return pending, len(repetitions) - len(pending)
 
 

@@ -287,3 +287,18 @@ def test_checkpoints_may_reach_a_strategys_own_budget(tmp_path):
         _write(tmp_path, text.replace("seed: 10", "seed: 10\ncheckpoints: [4, 8]"))
     )
     assert cfg.report_checkpoints() == [4, 8]
+
+
+def test_a_budget_below_finished_runs_is_refused_before_any_repetition(tmp_path):
+    from gpautotune.comparison import run_repetition
+    from gpautotune.comparison._run import pending_repetitions
+
+    cfg = load_comparison(_write(tmp_path, BASE))
+    problem = build_problem(cfg.problems[0], factory_names=True)
+    run_repetition(next(r for r in expand(cfg, [problem]) if r.label == "RS"))
+    shorter = load_comparison(_write(tmp_path, BASE.replace("budget: 5", "budget: 3")))
+    with pytest.raises(
+        ConfigError, match="finished .* with a budget of 5, above the comparison's 3"
+    ):
+        pending_repetitions(shorter, [problem])
+    assert len(pending_repetitions(cfg, [problem])[0]) == 4  # the other repetitions
