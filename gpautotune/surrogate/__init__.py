@@ -5,13 +5,12 @@ from gpautotune.surrogate._forest import ForestSurrogate
 from gpautotune.surrogate._formula import SHORTCUTS, Basis, Term, build_basis
 from gpautotune.surrogate._gp import (
     FitReport,
-    GPSettings,
     GPSurrogate,
     Hyperparameters,
-    Kernel,
     SurrogateError,
     torch_threads,
 )
+from gpautotune.surrogate._gp_settings import GPSettings, Kernel
 from gpautotune.surrogate._kriging import KrigingModel, KrigingSettings, KrigingSurrogate
 from gpautotune.surrogate._laplace import lengthscale_draws, lengthscales
 from gpautotune.surrogate._linear import (
