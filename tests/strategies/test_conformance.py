@@ -26,6 +26,7 @@ from gpautotune.storage import Journal
 from gpautotune.strategies import available_strategies, make_strategy
 from gpautotune.strategies.peers import is_peer
 from gpautotune.tuner import TuningRun, tune
+from tests.strategies.tiny import tiny_run
 
 STRATEGIES = [name for name in available_strategies() if not is_peer(name)]
 
@@ -158,15 +159,7 @@ def test_a_space_smaller_than_the_design_is_measured_whole(name: str) -> None:
     strategy measures the three, each once, and stops (GPR's initial design once
     refused a space with fewer configurations than ``n_init``; two-stage once failed
     ranking an empty pool)."""
-    space = Space([IntRange("x", 0, 9), IntRange("y", 0, 9)], ["x + y <= 1"])
-    result = tune(
-        lambda c: float((c["x"] - 1) ** 2 + c["y"]),
-        name,
-        8,
-        space=space,
-        seed=0,
-        strategy_options=FAST.get(name),
-    )
+    result = tiny_run(name, 0, FAST.get(name))
     measured = sorted((t.config["x"], t.config["y"]) for t in result.trials)
     if name == "round-robin":  # a one-shot rule: one configuration is its whole run
         assert len(measured) == 1

@@ -37,6 +37,7 @@ from gpautotune.strategies.peers import PEER_STRATEGIES, is_peer  # noqa: E402
 from gpautotune.strategies.peers._fair import PeerAsk, PeerStrategy  # noqa: E402
 from gpautotune.trial import Trial  # noqa: E402
 from gpautotune.tuner import TuningRun, tune  # noqa: E402
+from tests.strategies.tiny import TINY, tiny_run  # noqa: E402
 
 BUDGET = 10
 #: Optuna's GP sampler ignores failed trials and re-proposes them; its constraint mode
@@ -453,16 +454,8 @@ def test_a_space_smaller_than_the_budget_ends_the_run(name: str) -> None:
     and the run ends when it has none left to propose (its
     ConfigurationSpaceExhaustedException once went through the run). (The other peers
     end at the cap of answers without budget: test_fair_rules_stop_at_the_cap_...)"""
-    space = Space([IntRange("x", 0, 9), IntRange("y", 0, 9)], ["x + y <= 1"])
-    result = tune(
-        lambda c: float((c["x"] - 1) ** 2 + c["y"]),
-        name,
-        8,
-        space=space,
-        seed=5,
-        strategy_options=OPTIONS.get(name),
-    )
-    keys = space.row_keys(space.to_index([t.config for t in result.trials])).tolist()
+    result = tiny_run(name, 5, OPTIONS.get(name))
+    keys = TINY.row_keys(TINY.to_index([t.config for t in result.trials])).tolist()
     assert 1 <= len(keys) == len(set(keys)) <= 3
 
 
