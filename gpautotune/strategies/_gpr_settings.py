@@ -64,7 +64,7 @@ class GPRSettings(StrategySettings):
             count towards it.
         init_method: ``sobol`` (constrained, FILTER_SOBOL), ``random`` or ``lhs``.
         trend: ``constant``, ``linear``, ``quadratic`` or a formula over parameter names.
-        kernel: ``matern52``, ``matern32`` or ``rbf``.
+        kernel: ``matern52``, ``matern32``, ``matern12`` or ``rbf``.
         lengthscale_prior: ``gamma`` (local), ``dim_scaled`` (smooth) or ``unit`` (near the
             unit range, as Optuna's GP sampler); see
             :class:`~gpautotune.surrogate.GPSettings`.

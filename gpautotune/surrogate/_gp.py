@@ -36,7 +36,7 @@ from gpytorch.mlls import ExactMarginalLogLikelihood
 from gpytorch.priors import GammaPrior, LogNormalPrior
 
 from gpautotune.exceptions import GPAutotuneError
-from gpautotune.surrogate._gp_settings import LENGTHSCALE_MIN, GPSettings
+from gpautotune.surrogate._gp_settings import LENGTHSCALE_MIN, MATERN_NU, GPSettings
 from gpautotune.surrogate._mll import closed_form_closure, exact_mll_closure
 from gpautotune.surrogate._trend import TrendMean
 
@@ -159,7 +159,7 @@ class GPSurrogate:
         base = (
             RBFKernel(**common)
             if s.kernel == "rbf"
-            else MaternKernel(nu=2.5 if s.kernel == "matern52" else 1.5, **common)
+            else MaternKernel(nu=MATERN_NU[s.kernel], **common)
         )
         covar = ScaleKernel(base, outputscale_prior=GammaPrior(2.0, 0.15))
         if s.noise == "learned":

@@ -11,7 +11,7 @@ from gpautotune.exceptions import ConfigError
 
 __all__ = ["LENGTHSCALE_MIN", "GPSettings", "Kernel"]
 
-Kernel = Literal["matern52", "matern32", "rbf"]
+Kernel = Literal["matern52", "matern32", "matern12", "rbf"]
 
 
 @dataclass(frozen=True)
@@ -19,7 +19,8 @@ class GPSettings:
     """How the GP is built and fitted.
 
     Attributes:
-        kernel: Matérn ν=5/2 (default), ν=3/2, or RBF; one length-scale per dimension.
+        kernel: Matérn ν=5/2 (default), ν=3/2, ν=1/2 (``matern12``, the exponential
+            kernel), or RBF; one length-scale per dimension.
         lengthscale_prior: ``gamma`` — Gamma(3, 6) on each length-scale (mode 0.33 of
             the unit range: local structure, more uncertainty between measurements) — or
             ``dim_scaled`` — LogNormal(√2 + log(d)/2, √3) (Hvarfner et al. 2024, BoTorch's
@@ -111,11 +112,13 @@ class GPSettings:
             )
 
 
+#: The Matérn smoothness of each Matérn ``kernel``.
+MATERN_NU = {"matern52": 2.5, "matern32": 1.5, "matern12": 0.5}
 #: Lower bound of every fitted length-scale (unit-box units).
 LENGTHSCALE_MIN = 2.5e-2
 #: The values each choice of :class:`GPSettings` takes.
 _CHOICES: dict[str, tuple[str, ...]] = {
-    "kernel": ("matern52", "matern32", "rbf"),
+    "kernel": ("matern52", "matern32", "matern12", "rbf"),
     "lengthscale_prior": ("gamma", "dim_scaled", "unit"),
     "output_warp": ("none", "copula"),
     "input_warp": ("none", "kumaraswamy"),

@@ -30,7 +30,7 @@ SPACE = BoothProblem().space
 
 #: Every kind of bad GPR option: (option, value, a word of the rule the message gives).
 BAD_GPR = [
-    ("kernel", "foo", "'matern52', 'matern32' or 'rbf'"),
+    ("kernel", "foo", "'matern52', 'matern32', 'matern12' or 'rbf'"),
     ("lengthscale_prior", "flat", "'gamma', 'dim_scaled' or 'unit'"),
     ("noise", "abc", "'learned' or a fixed noise variance >= 0"),
     ("noise", -0.1, "'learned' or a fixed noise variance >= 0"),

@@ -136,3 +136,15 @@ def test_data_no_fit_can_use_is_named() -> None:
     gp.fit(X, y)
     with pytest.raises(SurrogateError, match="rows of 4 columns"):
         gp.predict(X[:, :3])
+
+
+@pytest.mark.parametrize(("kernel", "nu"), [("matern52", 2.5), ("matern32", 1.5), ("matern12", 0.5)])
+def test_each_matern_kernel_has_its_smoothness(kernel, nu) -> None:
+    """``matern12`` (the exponential kernel) is a Matérn kernel of ν = 1/2: rougher than
+    the default, so two configurations one step apart are less alike under it."""
+    X, y = _data(15)
+    gp = GPSurrogate(GPSettings(restarts=0, kernel=kernel), 3, 1)
+    gp.fit(X, y, seed=0)
+    assert gp.model.covar_module.base_kernel.nu == nu
+    mean, sd = gp.predict(X[:3])
+    assert np.all(np.isfinite(mean)) and np.all(sd >= 0)
