@@ -190,10 +190,11 @@ def _training_data(strategy: GPRStrategy, trials: Sequence[Trial]) -> tuple[np.n
 def fit_run_surrogate(record: RunRecord, space: Space, trials: Sequence[Trial]) -> GPRStrategy:
     """A GPR strategy with the run's settings whose GP is fitted to the run's trials."""
     from gpautotune.strategies import make_strategy, strategy_options
+    from gpautotune.strategies.gpr import GPRStrategy
 
     stored = dict(record.settings["strategy"]) if record.strategy == "gpr" else {}
     allowed = strategy_options("gpr")
-    dropped = sorted(set(stored) - set(allowed))
+    dropped = sorted(set(stored) - set(allowed) - set(GPRStrategy.RESOLVED))
     if dropped:
         _log.warning(
             "run %d: ignoring stored GPR settings this version does not know: %s",

@@ -227,6 +227,10 @@ class GPRStrategy(Strategy):
             return KrigingSurrogate(self.options.kriging(), dims, len(self.basis))
         return GPSurrogate(settings, dims, len(self.basis))
 
+    #: Keys :meth:`settings` adds that describe what the options resolved to (the
+    #: derived inputs and inferred relations), not options a run can be given.
+    RESOLVED = ("derived", "relations")
+
     def settings(self) -> dict[str, Any]:
         """The options, with ``n_init`` and ``extra_inputs`` resolved; ``screen`` only when
         set and the stall options only with ``stall`` (so earlier run keys still hold)."""

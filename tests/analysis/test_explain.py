@@ -97,3 +97,25 @@ def test_model_inputs_survive_the_round_trip(tmp_path):
         run.tell(config, 1.0)
     record, _ = load_run(tmp_path / "runs.db")
     assert run_space(record).describe() == space.describe()
+
+
+def test_a_gpr_run_with_derived_inputs_is_explained_without_a_warning(tmp_path, caplog):
+    """``derived`` (and ``relations``) are what a run's options resolved to, stored beside
+    them: explaining the run rebuilds them and warns of no unknown setting."""
+    from gpautotune.problems.function import FunctionProblem
+    from gpautotune.space import Ordinal, Space
+
+    space = Space(
+        [Ordinal("a", [1, 2, 4, 8, 16]), Ordinal("b", [1, 2, 4, 8, 16])],
+        constraints=["a * b <= 64"],
+    )
+    problem = FunctionProblem(lambda c: (c["a"] * c["b"] - 8) ** 2 + c["a"], space, name="ab")
+    db = tmp_path / "runs.db"
+    options = {"n_init": 5, "restarts": 0, "max_iter": 20}
+    tune(problem, "gpr", 7, storage=db, seed=0, strategy_options=options)
+    record, trials = load_run(db)
+    assert record.settings["strategy"]["derived"] == ["a*b"]
+    with caplog.at_level("WARNING"):
+        strategy = fit_run_surrogate(record, run_space(record), trials)
+    assert "does not know" not in caplog.text
+    assert [m.label for m in strategy.monomials] == ["a*b"]
