@@ -78,6 +78,16 @@ class BuildCache:
             self._programs.popitem(last=False)
         return BuiltProgram(program, seconds, False)
 
+    def add(self, source: str, options: str, program: cl.Program, build_time_s: float) -> None:
+        """Keep ``program``, built elsewhere (from a binary compiled in another process),
+        as the build of ``source`` with ``options``; :meth:`build` then returns it with
+        ``build_time_s`` as its compile time."""
+        key = build_key(source, options, self.device)
+        self._programs[key] = (program, float(build_time_s))
+        self._programs.move_to_end(key)
+        while len(self._programs) > self.capacity:
+            self._programs.popitem(last=False)
+
     def _compile(self, source: str, options: str) -> tuple[cl.Program, float]:
         import pyopencl as cl
 
