@@ -244,21 +244,28 @@ class ReplayProblem(Problem):
 
 
 def laplacian_replay(
-    data: str | os.PathLike[str] | None = None, register_rule: str = "proxy"
+    data: str | os.PathLike[str] | None = None,
+    register_rule: str = "proxy",
+    label: str = "laplacian-k40c",
 ) -> ReplayProblem:
-    """The seeds' exhaustive K40c Laplacian measurements as a replay problem.
+    """The seeds' exhaustive K40c Laplacian measurements as a replay problem, or another
+    device's table of the same kernel in their format (``benchmarks/laplacian_table.py``).
 
     Args:
-        data: path of ``search_space.csv``; by default found in ``shared/data/`` (see
-            :func:`gpautotune.problems.find_data`).
+        data: path of ``search_space.csv`` (or of another device's table); by default
+            found in ``shared/data/`` (see :func:`gpautotune.problems.find_data`).
         register_rule: the register-footprint predicate (see
             :func:`~gpautotune.problems.laplacian.space.laplacian_space`).
+        label: the problem's name in journals and reports; name another device's table
+            after its device.
     """
     from gpautotune.problems.laplacian.space import laplacian_space
 
+    if not isinstance(label, str) or not label.strip():
+        raise ConfigError(f"laplacian-replay: label must be a non-empty text, not {label!r}")
     path = find_data(LAPLACIAN_K40C, data)
     problem = ReplayProblem(
-        path, laplacian_space(register_rule), objective="time_per_pixel", name="laplacian-k40c"
+        path, laplacian_space(register_rule), objective="time_per_pixel", name=label
     )
     problem.register_rule = register_rule
     return problem
