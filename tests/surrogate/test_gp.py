@@ -138,7 +138,9 @@ def test_data_no_fit_can_use_is_named() -> None:
         gp.predict(X[:, :3])
 
 
-@pytest.mark.parametrize(("kernel", "nu"), [("matern52", 2.5), ("matern32", 1.5), ("matern12", 0.5)])
+@pytest.mark.parametrize(
+    ("kernel", "nu"), [("matern52", 2.5), ("matern32", 1.5), ("matern12", 0.5)]
+)
 def test_each_matern_kernel_has_its_smoothness(kernel, nu) -> None:
     """``matern12`` (the exponential kernel) is a Matérn kernel of ν = 1/2: rougher than
     the default, so two configurations one step apart are less alike under it."""
