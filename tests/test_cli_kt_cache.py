@@ -139,3 +139,25 @@ def test_explain_rebuilds_a_compared_tables_space_from_the_catalog(cache, tmp_pa
     out = runner.invoke(app, ["explain", str(db), "--paths", "2", "--out", str(tmp_path / "x")])
     assert out.exit_code == 0, out.output
     assert "chart:" in out.output and list((tmp_path / "x").glob("*.csv"))
+
+
+def test_space_counts_the_records_a_cache_leaves_out(tmp_path):
+    document = small_cache()
+    first = next(iter(document["cache"].values()))
+    document["cache"]["odd"] = {**first, "block_size_x": 48}  # not a level
+    document["cache"]["again"] = dict(first)  # a repeat
+    path = write_json(tmp_path / "c.json", document)
+    out = runner.invoke(app, ["space", str(path)])
+    assert out.exit_code == 0, out.output
+    assert "warning: 2 of" in out.output
+    text = " ".join(out.output.split())  # as one line, however the console wraps it
+    assert "records left out of the file: 2 (" in text
+    assert "are not levels of tune_params: 1" in text and "the first is kept): 1" in text
+
+
+def test_space_of_a_bare_cache_refuses_set_and_names_the_yaml_way(cache):
+    _, path = cache
+    out = runner.invoke(app, ["space", str(path), "--set", "problem.direction=max"])
+    assert out.exit_code == 2, out.output
+    assert "--set" in out.output and "YAML" in out.output and "name: kt-cache" in out.output
+    assert len(out.output.strip().splitlines()) == 1

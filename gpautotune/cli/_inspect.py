@@ -180,6 +180,13 @@ def space(
     if config.name.endswith((".json", ".json.gz")):
         from gpautotune.problems.kt_cache import kt_cache_problem
 
+        if set_:  # a bare file has no keys to override; the problem's options live in YAML
+            raise GPAutotuneError(
+                f"--set needs a YAML tuning file, and {config} is a Kernel Tuner cache or T4 "
+                f"file: write a YAML file with `problem: {{name: kt-cache, path: {config}}}` "
+                "and its options (objective, direction, restrictions), then run `gpautotune "
+                "space` on it"
+            )
         problem = kt_cache_problem(config)
     else:
         problem = build_problem(
@@ -223,8 +230,11 @@ def space(
 
 def _failed_rows(problem: Any) -> None:
     """The failed rows of a replayed file (each costs an evaluation when proposed), and
-    the rows a replayed table left out (outside the levels, repeated)."""
+    the rows a replayed table or file left out (outside the levels, repeated, ...)."""
     dropped, duplicates = getattr(problem, "dropped_rows", 0), getattr(problem, "duplicate_rows", 0)
+    left_out, why = getattr(problem, "left_out", (0, ""))
+    if left_out:
+        console.print(f"records left out of the file: {left_out:,} ({why})")
     if dropped:
         console.print(
             f"rows left out (not levels of the space): {dropped:,}, e.g. {problem.first_dropped}"

@@ -13,8 +13,11 @@ The space
     a :class:`~gpautotune.space.Boolean`; anything else a
     :class:`~gpautotune.space.Categorical`. Keys with one level are constants: dropped
     from the space, kept in :attr:`KtCacheProblem.constants` (exports write them back).
-    Names that are not Python identifiers are mapped (``block-size`` ->
-    ``block_size``); :attr:`KtCacheProblem.original_names` keeps the file's.
+    A name that is a Python identifier is kept; others are mapped (``block-size`` ->
+    ``block_size``, or ``block_size_2`` where the file has a ``block_size`` too), and
+    :attr:`KtCacheProblem.original_names` keeps the file's. Records the reader leaves
+    out (not levels of ``tune_params``, lacking a key, repeating a configuration) are
+    warned about with their counts.
 
 The valid set is the rows present
     A :class:`~gpautotune.space.RowSet` predicate admits exactly the file's rows, so no
@@ -30,10 +33,13 @@ Failures
     propose a configuration twice.
 
 The objective
-    The file's own objective (``time``) by default, or any recorded field; with
-    ``direction: max`` (throughput such as ``GFLOP/s``) the tuner minimises ``1 / value``
-    (a time-like quantity, so slowdowns stay ``best / optimum`` of times) and each
-    measurement keeps the recorded value in ``metrics``.
+    The file's own objective (``time``) by default, or any recorded field. Its direction
+    is Kernel Tuner's where none is given: the objectives it knows as higher-is-better
+    (:data:`HIGHER_IS_BETTER`: ``GFLOP/s``, ``GB/s``, ...) are maximised, ``time``,
+    ``energy``, ``cost`` and ``loss`` minimised, and any other needs ``direction``. With
+    ``direction: max`` the tuner minimises ``1 / value`` (a time-like quantity, so
+    slowdowns stay ``best / optimum`` of times) and each measurement keeps the recorded
+    value in ``metrics``.
 """
 
 from __future__ import annotations
@@ -65,9 +71,34 @@ from gpautotune.space import (
 )
 from gpautotune.storage import STATUS_INVALIDITY, TuningRecords, read_tuning_file
 
-__all__ = ["KtCacheProblem", "kt_cache_problem"]
+__all__ = ["KtCacheProblem", "kt_cache_problem", "HIGHER_IS_BETTER"]
 
 _STATUS_OF = {invalidity: status for status, invalidity in STATUS_INVALIDITY.items()}
+
+#: Objectives whose direction Kernel Tuner knows (its ``objective_default_map``): True
+#: where higher is better. A file's objective takes this direction unless one is given.
+HIGHER_IS_BETTER = {
+    **dict.fromkeys(("time", "energy", "cost", "loss"), False),
+    **dict.fromkeys(
+        ("GFLOP/s", "TFLOP/s", "GB/s", "TB/s", "GFLOPS/W", "TFLOPS/W", "GFLOP/J", "TFLOP/J"),
+        True,
+    ),
+    "fitness": True,
+}
+
+
+def _direction(records: TuningRecords, given: str | None) -> Literal["min", "max"]:
+    """The direction given, else Kernel Tuner's for the objective (a throughput maximised:
+    minimising it would report the slowest kernel as the best)."""
+    if given is not None:
+        return "max" if given == "max" else "min"
+    if records.objective not in HIGHER_IS_BETTER:
+        raise ConfigError(
+            f"{records.source}: whether a higher or a lower {records.objective!r} is better "
+            "is not known (Kernel Tuner knows it for time, GFLOP/s, GB/s, ...); give "
+            "`direction: min` or `direction: max`"
+        )
+    return "max" if HIGHER_IS_BETTER[records.objective] else "min"
 
 
 def _identifier(name: str, taken: set[str]) -> str:
@@ -81,6 +112,25 @@ def _identifier(name: str, taken: set[str]) -> str:
     while ident in taken:
         ident, k = f"{base}_{k}", k + 1
     return ident
+
+
+def _identifiers(keys: Sequence[str]) -> dict[str, str]:
+    """Each key's name in the space: a key that is an identifier keeps it (restrictions
+    name it so), the others get a mapped name that no key has."""
+    names = {k: k for k in keys if k.isidentifier() and not keyword.iskeyword(k)}
+    taken = set(names)
+    for key in keys:
+        if key not in names:
+            names[key] = _identifier(key, taken)
+            taken.add(names[key])
+    return {k: names[k] for k in keys}
+
+
+def _left_out(skipped: Mapping[str, tuple[int, list[dict[str, Any]]]]) -> tuple[int, str]:
+    """How many records the reader left out, and ``reason: count; ...``."""
+    return sum(n for n, _ in skipped.values()), "; ".join(
+        f"{reason}: {n:,}" for reason, (n, _) in skipped.items()
+    )
 
 
 def _is_power_of_two(value: Any) -> bool:
@@ -128,6 +178,8 @@ class KtCacheProblem(Problem):
         rows: rows in the valid set (the file's rows minus those violating restrictions).
         failures: failure status -> rows of the valid set that failed with it.
         violations: rows that violate the restrictions (count) and up to three examples.
+        left_out: records of the file the reader left out (count) and why, as
+            ``reason: count; ...`` (examples in ``records.skipped``).
     """
 
     def __init__(
@@ -135,39 +187,53 @@ class KtCacheProblem(Problem):
         records: TuningRecords,
         *,
         path: str,
-        direction: Literal["min", "max"] = "min",
+        direction: Literal["min", "max"] | None = None,
         restrictions: Sequence[str] = (),
         name: str | None = None,
     ) -> None:
-        self.records, self.path, self.direction = records, path, direction
+        self.records, self.path = records, path
+        self.direction = _direction(records, direction)
         self.restrictions = tuple(restrictions)
         source = Path(records.source).absolute()  # a file named alone has its folder too
         stem = source.name.removesuffix(".gz").removesuffix(".json")
         self.name = name or f"{source.parent.name}/{stem}"
         self.objective = records.objective
+        self._report_left_out(records)
         self._build_space(records)
         self._index_rows(records)
         self._set_values(records)
 
     # ------------------------------------------------------------------ building
+    def _report_left_out(self, records: TuningRecords) -> None:
+        """Records left out make the space smaller than the file: say so, once."""
+        self.left_out = _left_out(records.skipped)
+        count, why = self.left_out
+        if count:
+            warnings.warn(
+                f"{count:,} of {count + len(records):,} records of {records.source} are left "
+                f"out: {why}",
+                stacklevel=3,
+            )
+
     def _build_space(self, records: TuningRecords) -> None:
         self.constants = {k: v[0] for k, v in records.levels.items() if len(v) == 1}
-        taken: set[str] = set()
-        self.original_names: dict[str, str] = {}
-        for key, levels in records.levels.items():
-            if len(levels) > 1:
-                ident = _identifier(key, taken)
-                taken.add(ident)
-                self.original_names[ident] = key
+        names = _identifiers(list(records.levels))
+        self.original_names = {names[k]: k for k, v in records.levels.items() if len(v) > 1}
         if not self.original_names:
             raise ConfigError(f"{records.source}: every tuned parameter has a single level")
-        parameters = [parameter_for(i, records.levels[k]) for i, k in self.original_names.items()]
+        try:
+            parameters = [
+                parameter_for(i, records.levels[k]) for i, k in self.original_names.items()
+            ]
+        except SpaceError as exc:
+            raise ConfigError(f"{records.source}: {exc}") from None
         self._free = Space(parameters, name=self.name)
-        self._restriction_texts = self._compile_restrictions(taken)
+        self._restriction_texts = self._compile_restrictions(
+            {names[k]: v for k, v in self.constants.items()}
+        )
         self._parameters = parameters
 
-    def _compile_restrictions(self, taken: set[str]) -> list[str]:
-        constants = {_identifier(k, taken): v for k, v in self.constants.items()}
+    def _compile_restrictions(self, constants: dict[str, Any]) -> list[str]:
         texts = []
         for text in self.restrictions:
             try:
@@ -300,7 +366,7 @@ class KtCacheProblem(Problem):
 def kt_cache_problem(
     path: str | os.PathLike[str],
     objective: str | None = None,
-    direction: Literal["min", "max"] = "min",
+    direction: Literal["min", "max"] | None = None,
     restrictions: list[str] | None = None,
     label: str | None = None,
 ) -> KtCacheProblem:
@@ -309,7 +375,9 @@ def kt_cache_problem(
     Args:
         path: the file, or its path under ``shared/data`` (``kt-caches/gemm/RTX_3090.json.gz``).
         objective: the recorded field to replay (default: the file's objective, ``time``).
-        direction: ``max`` for throughput-like objectives (the tuner minimises 1/value).
+        direction: ``min`` or ``max`` (the tuner minimises 1/value); default Kernel
+            Tuner's for the objective (``time`` minimised, ``GFLOP/s``, ``GB/s``, ...
+            maximised; any other needs one).
         restrictions: Kernel Tuner restriction strings (``"block_size_x*block_size_y<=1024"``).
         label: the problem's name in journals and reports (default: ``<folder>/<file
             stem>``, e.g. ``gemm/RTX_3090``).
@@ -317,9 +385,10 @@ def kt_cache_problem(
     Raises:
         DataNotFoundError: the file is neither at ``path`` nor under ``shared/data``.
         ConfigError: an unreadable file, an objective no record holds, a restriction
-            naming an unknown parameter, or ``direction`` not min/max.
+            naming an unknown parameter, ``direction`` not min/max, or none given for an
+            objective whose direction Kernel Tuner does not know.
     """
-    if direction not in ("min", "max"):
+    if direction not in ("min", "max", None):
         raise ConfigError(f"direction must be 'min' or 'max', not {direction!r}")
     given = Path(path).expanduser()
     resolved = find_data(str(path), given if given.is_file() else None, option="path")

@@ -70,7 +70,7 @@ class TuningRecords:
         format: ``"cache"`` or ``"t4"``.
         objective: the recorded field read as the objective.
         levels: tuned parameter (the file's order) -> its levels (``tune_params`` of a
-            cache; the values seen, sorted, in a T4 file).
+            cache; in a T4 file the values seen: numbers sorted, others in the order seen).
         columns: tuned parameter -> its value in each row.
         values: the objective of each row; NaN where the row failed.
         invalidity: each row's T4 invalidity (``"correct"`` for a measured row).
@@ -163,7 +163,7 @@ class _Rows:
 
     def __init__(self, keys: Sequence[str], levels: Mapping[str, Sequence[Any]] | None) -> None:
         self.keys = list(keys)
-        self.allowed = None if levels is None else {k: set(levels[k]) for k in keys}
+        self.allowed = None if levels is None else {k: set(map(_typed, levels[k])) for k in keys}
         self.columns: dict[str, list[Any]] = {k: [] for k in keys}
         self.values: list[float] = []
         self.invalidity: list[str] = []
@@ -182,7 +182,7 @@ class _Rows:
         if missing:
             return self.skip(f"lacks parameter(s) {missing}", row)
         if self.allowed is not None:
-            outside = [k for k in self.keys if row[k] not in self.allowed[k]]
+            outside = [k for k in self.keys if _typed(row[k]) not in self.allowed[k]]
             if outside:
                 return self.skip(f"values of {outside} are not levels of tune_params", row)
         key = tuple(row.values())
@@ -196,6 +196,12 @@ class _Rows:
         self.invalidity.append(invalidity)
         self.errors.append(error)
         self.samples.append(_numbers(times))
+
+
+def _typed(value: Any) -> tuple[bool, Any]:
+    """A value as a level to match: ``true`` is not the level ``1`` (nor ``0`` the level
+    ``false``), as Kernel Tuner keys them apart (``"32,True"``, ``"32,1"``)."""
+    return isinstance(value, bool), value
 
 
 def _numbers(times: Any) -> tuple[float, ...]:
@@ -258,7 +264,7 @@ def _read_cache(path: str, document: dict[str, Any], objective: str | None) -> T
             f"{path}: a Kernel Tuner cache needs `cache` (an object of records) and "
             "`tune_params` (an object of parameter levels)"
         )
-    keys = [k for k in document.get("tune_params_keys") or tune_params if k in tune_params]
+    keys = _tuned_keys(path, document.get("tune_params_keys") or list(tune_params), tune_params)
     levels = {k: tuple(tune_params[k]) for k in keys}
     objective = objective or document.get("objective") or "time"
     if not isinstance(objective, str):
@@ -274,6 +280,23 @@ def _read_cache(path: str, document: dict[str, Any], objective: str | None) -> T
         rows.add(record, outcome, record.get("times"))
     meta = {k: document[k] for k in ("device_name", "kernel_name", "problem_size") if k in document}
     return _finish(path, "cache", objective, levels, rows, meta)
+
+
+def _tuned_keys(path: str, listed: Any, tune_params: dict[str, Any]) -> list[str]:
+    """The tuned keys in ``tune_params_keys``' order. Kernel Tuner refuses a cache whose
+    keys differ from those tuned; here a key left out would vanish from the space."""
+    if not isinstance(listed, list) or not all(isinstance(k, str) for k in listed):
+        raise ConfigError(f"{path}: `tune_params_keys` must be a list of the keys of `tune_params`")
+    unlisted = [k for k in tune_params if k not in listed]
+    unknown = [k for k in listed if k not in tune_params]
+    if unlisted or unknown:
+        what = [f"`tune_params` has {unlisted} that `tune_params_keys` lacks"] if unlisted else []
+        what += [f"`tune_params_keys` has {unknown} that `tune_params` lacks"] if unknown else []
+        raise ConfigError(
+            f"{path}: {'; '.join(what)}; a cache lists every tuned key in both (Kernel Tuner "
+            "refuses it too)"
+        )
+    return list(dict.fromkeys(listed))
 
 
 def _read_t4(path: str, document: dict[str, Any], objective: str | None) -> TuningRecords:
@@ -305,10 +328,12 @@ def _read_t4(path: str, document: dict[str, Any], objective: str | None) -> Tuni
             outcome = (math.nan, invalidity, error)
         times = entry.get("times") if isinstance(entry.get("times"), dict) else {}
         rows.add(entry["configuration"], outcome, times.get("runtimes"))
-    levels = {k: tuple(sorted(set(rows.columns[k]), key=_order)) for k in keys}
+    levels = {k: _seen_levels(rows.columns[k]) for k in keys}
     return _finish(path, "t4", objective, levels, rows, dict(document.get("metadata") or {}))
 
 
-def _order(value: Any) -> tuple[int, Any]:
-    """Sort key for mixed levels: numbers first (by value), then the rest as text."""
-    return (0, value) if _is_number(value) else (1, str(value))
+def _seen_levels(column: list[Any]) -> tuple[Any, ...]:
+    """A T4 parameter's levels: numbers sorted (an ordinal's), other values in the order
+    the file first gives them (a categorical's, as its tuning script listed them)."""
+    seen = tuple(dict.fromkeys(column))
+    return tuple(sorted(seen)) if all(_is_number(v) for v in seen) else seen
