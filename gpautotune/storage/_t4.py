@@ -8,14 +8,22 @@ against it needs ``jsonschema`` (the ``dev`` extra), exporting does not.
 
 Configurations are written under the names of the problem's source file, constants
 included, when the run's problem recorded them (the ``kt-cache`` problem does), so that
-an export of a replayed Kernel Tuner cache reads back as the same space.
+an export of a replayed Kernel Tuner cache reads back as the same space; their keys come
+in the space's parameter order (constants last). ``measurements`` holds the objective
+and every numeric metric the trial recorded, each with its unit where the run's problem
+says it (:class:`_Units`). ``metadata`` (free-form in the schema) holds ``timeunit``,
+the ``objective`` and its ``direction``, ``tune_params_keys`` and ``tune_params`` (the
+levels in the space's order) and the run's identity under ``gpautotune``.
 """
 
 from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -72,7 +80,86 @@ def _choose_run(journal: Journal, run_id: int | None) -> RunRecord:
     return runs[0]
 
 
-def _entry(trial: Trial, objective: str, names: dict[str, str], constants: dict) -> dict:
+#: Metrics whose name is their unit: Kernel Tuner's throughput objectives (a kernel
+#: file's metrics are often named so too).
+_UNIT_NAMES = frozenset(
+    ("GFLOP/s", "TFLOP/s", "GB/s", "TB/s", "GFLOPS/W", "TFLOPS/W", "GFLOP/J", "TFLOP/J")
+)
+#: gpautotune's own metrics by the ending of their names (``time_s``, ``compile_s``,
+#: ``copy_bandwidth_Bps``), and by name where the name does not say it.
+_SUFFIX_UNITS = (("_s", "s"), ("_Bps", "B/s"))
+_NAMED_UNITS = {"time_per_pixel_by_size": "s/pixel"}
+#: The problems that time a user's kernel, in seconds (``time_s``, ``time``).
+_OWN_KERNELS = frozenset(("c-kernel", "opencl-kernel"))
+
+
+def _metric_unit(name: str, kt_time: str | None = None) -> str:
+    """The unit of the metric ``name`` (``""`` where unknown); ``kt_time``: a replayed
+    file's unit of its fields whose names start with ``time`` (Kernel Tuner's rule)."""
+    if kt_time is not None and name.startswith("time"):
+        return kt_time
+    if name in _UNIT_NAMES:
+        return name
+    if name in _NAMED_UNITS:
+        return _NAMED_UNITS[name]
+    return next((unit for end, unit in _SUFFIX_UNITS if name.endswith(end)), "")
+
+
+@dataclass(frozen=True)
+class _Units:
+    """The units of one run's quantities, as far as its problem states them.
+
+    Attributes:
+        objective: the objective's unit (``""`` where unknown).
+        timeunit: ``metadata.timeunit``, the unit of ``times.runtimes`` (None: unknown).
+        kt_time: a replayed file's unit of its ``time...`` fields, None for other problems.
+    """
+
+    objective: str
+    timeunit: str | None
+    kt_time: str | None = None
+
+    def of(self, name: str) -> str:
+        """The unit of the metric ``name`` (``""`` where unknown)."""
+        return _metric_unit(name, self.kt_time)
+
+
+def _units(problem: Mapping[str, Any], objective: str) -> _Units:
+    """The units of a run's problem, from the settings it stored (``describe()``).
+
+    A replayed Kernel Tuner cache or T4 file holds Kernel Tuner's milliseconds; the
+    ``c-kernel`` and ``opencl-kernel`` problems time in seconds, ``laplacian`` in
+    seconds per pixel. Others say nothing.
+    """
+    if problem.get("format") in ("cache", "t4") and "path" in problem:  # kt-cache
+        units = _Units("", "milliseconds", "ms")  # Kernel Tuner's times
+        return _Units(units.of(objective), units.timeunit, units.kt_time)
+    if problem.get("name") in _OWN_KERNELS:  # objective: time or one of the metrics
+        return _Units("s" if objective == "time" else _metric_unit(objective), "seconds")
+    if problem.get("name") == "laplacian":  # the value: the mean time per pixel
+        return _Units("s/pixel" if objective == "value" else "", "seconds per pixel")
+    return _Units(_metric_unit(objective), None)
+
+
+def _numeric(value: Any) -> bool:
+    """A finite number (not a boolean), or a non-empty list of such (nested or not)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return math.isfinite(value)
+    if isinstance(value, (list, tuple)):
+        return bool(value) and all(_numeric(v) for v in value)
+    return False
+
+
+def _entry(
+    trial: Trial,
+    objective: str,
+    units: _Units,
+    order: list[str],
+    names: dict[str, str],
+    constants: dict,
+) -> dict:
     m = trial.measurement
     status = m.status.value
     if m.ok:
@@ -82,21 +169,70 @@ def _entry(trial: Trial, objective: str, names: dict[str, str], constants: dict)
     else:
         value = _MARKER_OF.get(status, "RuntimeFailedConfig")
     when = datetime.datetime.fromtimestamp(trial.started_at, tz=datetime.UTC)
+    config = {k: trial.config[k] for k in order if k in trial.config}
+    config.update(trial.config)  # keys the space does not list, after its own
+    measurements = [{"name": objective, "value": value, "unit": units.objective}]
+    measurements += [
+        {"name": str(k), "value": v, "unit": units.of(str(k))}
+        for k, v in m.metrics.items()
+        if k != objective and _numeric(v)
+    ]
     return {
         "timestamp": str(when),
-        "configuration": {**{names.get(k, k): v for k, v in trial.config.items()}, **constants},
+        "configuration": {**{names.get(k, k): v for k, v in config.items()}, **constants},
         "times": {"runtimes": list(m.samples)},
         "invalidity": STATUS_INVALIDITY[status],
         "correctness": 1 if m.ok else 0,
-        "measurements": [
-            {
-                "name": objective,
-                "value": value,
-                "unit": "ms" if objective.startswith("time") else "",
-            }
-        ],
+        "measurements": measurements,
         "objectives": [objective],
     }
+
+
+def _direction(problem: Mapping[str, Any], trials: Iterable[Trial], objective: str) -> str:
+    """``min`` or ``max`` for the exported objective: the problem's own where it stored
+    one (``kt-cache``), else what the trials show. The tuner minimises the value; an
+    objective exported from a metric (not the value) is maximised where the value is its
+    reciprocal (a kernel's ``GB/s`` with ``higher_is_better``)."""
+    if problem.get("direction") in ("min", "max"):
+        return str(problem["direction"])
+    for t in trials:
+        metric = t.measurement.metrics.get(objective)
+        if not t.ok or t.value is None or not _numeric(metric) or isinstance(metric, list):
+            continue
+        same, reciprocal = math.isclose(t.value, metric), math.isclose(t.value * metric, 1.0)
+        if same != reciprocal:
+            return "max" if reciprocal else "min"
+    return "min"
+
+
+def _levels(parameter: Mapping[str, Any]) -> list[Any] | None:
+    """A stored parameter's levels in the space's order (None: a real interval, or an
+    integer range too long to list)."""
+    kind = parameter.get("kind")
+    if kind == "ordinal":
+        return list(parameter.get("levels") or [])
+    if kind == "categorical":
+        return list(parameter.get("choices") or [])
+    if kind == "bool":
+        return [False, True]
+    if kind == "int":
+        levels = range(parameter["low"], parameter["high"] + 1, parameter.get("step") or 1)
+        return list(levels) if len(levels) <= 10_000 else None
+    return None
+
+
+def _tune_params(
+    space: Mapping[str, Any], names: dict[str, str], constants: dict[str, Any]
+) -> tuple[list[str], dict[str, list[Any]] | None]:
+    """The keys of each configuration (the space's order, constants last, under the
+    file's names) and each key's levels in the space's order (None when a parameter
+    has no finite list of levels)."""
+    parameters = [p for p in space.get("parameters") or [] if isinstance(p, dict)]
+    keys = [names.get(p["name"], p["name"]) for p in parameters] + list(constants)
+    levels = [_levels(p) for p in parameters] + [[v] for v in constants.values()]
+    if any(level is None for level in levels):
+        return keys, None
+    return keys, dict(zip(keys, levels, strict=True))
 
 
 def t4_document(journal: Journal, run_id: int | None = None) -> dict[str, Any]:
@@ -109,20 +245,28 @@ def t4_document(journal: Journal, run_id: int | None = None) -> dict[str, Any]:
     objective = str(problem.get("objective") or "value")
     names = dict(problem.get("renamed") or {})
     constants = dict(problem.get("constants") or {})
-    results = [
-        _entry(t, objective, names, constants) for t in journal.trials(run.id) if t.counts_in_budget
-    ]
-    metadata: dict[str, Any] = {
-        "gpautotune": {
-            "run": run.id,
-            "problem": run.problem,
-            "strategy": run.strategy,
-            "seed": run.seed,
-            "budget": run.budget,
-        }
+    units = _units(problem, objective)
+    space = run.settings.get("space") or {}
+    order = [p["name"] for p in space.get("parameters") or [] if isinstance(p, dict)]
+    trials = [t for t in journal.trials(run.id) if t.counts_in_budget]
+    results = [_entry(t, objective, units, order, names, constants) for t in trials]
+    keys, levels = _tune_params(space, names, constants)
+    metadata: dict[str, Any] = {}
+    if units.timeunit is not None:
+        metadata["timeunit"] = units.timeunit
+    metadata["objective"] = objective
+    metadata["direction"] = _direction(problem, trials, objective)
+    if keys:
+        metadata["tune_params_keys"] = keys
+    if levels is not None and keys:
+        metadata["tune_params"] = levels
+    metadata["gpautotune"] = {
+        "run": run.id,
+        "problem": run.problem,
+        "strategy": run.strategy,
+        "seed": run.seed,
+        "budget": run.budget,
     }
-    if problem.get("format") in ("cache", "t4") and objective.startswith("time"):
-        metadata["timeunit"] = "milliseconds"
     return {"schema_version": T4_VERSION, "results": results, "metadata": metadata}
 
 
