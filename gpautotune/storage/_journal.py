@@ -17,11 +17,19 @@ the data it was made from (a replayed table), beside its key: resuming it on oth
 is refused. Failures of the database (a full disk, a read-only file or folder, a path
 under a file) are storage errors naming the journal and a fix
 (:class:`~gpautotune.exceptions.StorageError`).
+
+Commits go to the ``-wal`` file first. A writer checkpoints them into the ``.db`` when a
+run finishes or is left, when it closes the journal, and every ``CHECKPOINT_EVERY_S``,
+so a ``.db`` copied alone is complete after a normal finish. Readers write nothing and
+leave no file beside a clean journal; they refuse a ``-wal`` they cannot read (read-only
+media) rather than show a stale journal. Journals are stamped with ``SCHEMA_VERSION``:
+a newer one, or one whose tables this code cannot write, is refused at open.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -52,9 +60,31 @@ from gpautotune.trial import Origin, Trial
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Journal", "RunOwnedError"]
+__all__ = ["SCHEMA_VERSION", "Journal", "RunOwnedError"]
 
 _log = logging.getLogger(__name__)
+
+#: The journal schema version this code writes (``PRAGMA user_version``); version 0 is a
+#: journal written before versions were stamped (the same tables, or fewer of them).
+SCHEMA_VERSION = 1
+
+#: A writer checkpoints at least this often while it stores trials (see
+#: :meth:`Journal.checkpoint`): a ``.db`` copied without its ``-wal`` after a ``kill -9``
+#: misses at most the last seconds of trials, and no trial pays for a checkpoint.
+CHECKPOINT_EVERY_S = 30.0
+
+
+@functools.cache
+def _known_columns() -> dict[str, frozenset[str]]:
+    """The columns of ``runs`` and ``trials`` this code writes and reads (``SCHEMA``'s)."""
+    conn = sqlite3.connect(":memory:")
+    conn.executescript(SCHEMA)
+    out = {
+        t: frozenset(r[1] for r in conn.execute(f"PRAGMA table_info({t})"))
+        for t in ("runs", "trials")
+    }
+    conn.close()
+    return out
 
 
 class RunOwnedError(StorageError):
@@ -89,6 +119,7 @@ class Journal:
     def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
         self.path = journal_path(path)
         self.read_only = read_only
+        self._checkpointed = time.monotonic()
         if read_only:
             self._conn = self._open_read_only()
             return
@@ -103,15 +134,22 @@ class Journal:
                 ) from None
         with self._sql("cannot open trial journal"):
             self._conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
-            self._check_tables()
+            try:
+                self._check_tables()
+            except StorageError:
+                self._conn.close()
+                raise
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute("PRAGMA busy_timeout=60000")
             self._conn.executescript(SCHEMA)
+            if self._conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+                self._conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     def _check_tables(self) -> None:
-        """Refuse a database of another application: one with tables but no ``runs``
-        (every journal, of any version, has it)."""
+        """Refuse, before anything is written or measured, a database of another
+        application (tables but no ``runs``: every journal, of any version, has it) and a
+        journal this code cannot write (see :meth:`_check_schema`)."""
         tables = {
             name
             for (name,) in self._conn.execute(
@@ -119,10 +157,41 @@ class Journal:
             )
         }
         if tables and "runs" not in tables:
-            self._conn.close()
             raise StorageError(
                 f"{self.path!r} holds other tables: not a gpautotune journal "
                 f"({', '.join(sorted(tables))}); give another place (--db)"
+            )
+        if tables:
+            self._check_schema(self._conn, writing=True)
+
+    def _check_schema(self, conn: sqlite3.Connection, *, writing: bool) -> None:
+        """Refuse a journal of a newer gpautotune (a higher ``user_version``: its tables
+        may mean something else), and one whose ``runs`` or ``trials`` lack a column this
+        code uses or (to write) require one it does not write: found at open, not when
+        the first measurement is stored and lost. Journals of earlier versions (version
+        0, perhaps without the newer tables) pass: opening one to write adds the tables."""
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StorageError(
+                f"{self.path!r} was written by a newer gpautotune (journal schema version "
+                f"{version}; this one knows up to {SCHEMA_VERSION}): upgrade gpautotune to "
+                "use it, or give another journal (--db)"
+            )
+        for table, known in _known_columns().items():
+            info = conn.execute(f"PRAGMA table_info({table})").fetchall()
+            missing = sorted(known - {row[1] for row in info}) if info else []
+            # rows (cid, name, type, NOT NULL, default, ...): a column no INSERT here fills
+            unfilled = [r[1] for r in info if r[1] not in known and r[3] and r[4] is None]
+            if missing:
+                problem = f"lacks column(s) {', '.join(missing)} that gpautotune uses"
+            elif unfilled and writing:
+                problem = f"requires column(s) {', '.join(unfilled)} that gpautotune does not write"
+            else:
+                continue
+            raise StorageError(
+                f"table {table} of {self.path!r} {problem}: the journal was made by another "
+                "version or program; open it with the gpautotune that made it, or give "
+                "another journal (--db)"
             )
 
     @contextlib.contextmanager
@@ -137,29 +206,97 @@ class Journal:
             raise StorageError(f"{what} {self.path!r}: {text}{suffix}") from None
 
     def _open_read_only(self) -> sqlite3.Connection:
-        """Open without ever writing: ``mode=ro``, or ``immutable`` on read-only media
-        (where SQLite cannot make the WAL index); the file must hold a journal's tables."""
+        """Open without ever writing (nor leaving files beside the journal, see
+        :meth:`_snapshot`); the file must hold a journal's tables, of a version this code
+        reads (:meth:`_check_schema`)."""
         file = Path(self.path).expanduser()
         if not file.is_file():
             raise StorageError(f"journal {self.path!r} does not exist")
+        try:
+            conn = self._snapshot(file) or self._connect_read_only(file)
+        except sqlite3.DatabaseError as exc:  # not a database at all
+            raise StorageError(f"{self.path!r} is not a gpautotune journal: {exc}") from None
+        try:
+            conn.execute("SELECT id, key FROM runs LIMIT 1").fetchall()
+            conn.execute("SELECT run_id, number FROM trials LIMIT 1").fetchall()
+            self._check_schema(conn, writing=False)
+        except sqlite3.DatabaseError as exc:  # no such table, or not a database at all
+            conn.close()
+            raise StorageError(f"{self.path!r} is not a gpautotune journal: {exc}") from None
+        except StorageError:
+            conn.close()
+            raise
+        return conn
+
+    def _snapshot(self, file: Path) -> sqlite3.Connection | None:
+        """The journal read whole into memory through ``immutable`` (no lock, no file
+        made: ``mode=ro`` would leave ``-wal`` and ``-shm`` files beside it), where no
+        ``-wal`` or ``-journal`` lies beside it (every commit is in the file, no writer is
+        at work) and the file did not change while it was read; else None."""
+        sides = (Path(f"{file}-wal"), Path(f"{file}-journal"))
+
+        def state() -> tuple[Any, ...]:
+            st = file.stat()
+            return st.st_ino, st.st_size, st.st_mtime_ns, any(p.exists() for p in sides)
+
+        before = state()
+        if before[-1]:
+            return None
+        source = sqlite3.connect(f"{file.resolve().as_uri()}?immutable=1", uri=True)
+        memory = sqlite3.connect(":memory:")
+        try:
+            source.backup(memory)
+        except sqlite3.DatabaseError:
+            memory.close()
+            if state() == before:
+                raise
+            return None  # a checkpoint wrote the file meanwhile
+        finally:
+            source.close()
+        if state() != before:  # a writer came: read its WAL too
+            memory.close()
+            return None
+        memory.execute("PRAGMA query_only=ON")  # writes fail as on a read-only file
+        return memory
+
+    def _connect_read_only(self, file: Path) -> sqlite3.Connection:
+        """``mode=ro``, which reads the ``-wal``; on read-only media, where SQLite cannot
+        make the WAL index, ``immutable``, which ignores the ``-wal``: refused where the
+        ``-wal`` holds anything, so a reader never shows a stale journal."""
         uri = file.resolve().as_uri()
-        last: sqlite3.Error | None = None
-        for mode in ("mode=ro", "immutable=1"):
-            try:
-                conn = sqlite3.connect(f"{uri}?{mode}", uri=True, timeout=60.0)
-                conn.execute("SELECT id, key FROM runs LIMIT 1").fetchall()
-                conn.execute("SELECT run_id, number FROM trials LIMIT 1").fetchall()
-                return conn
-            except sqlite3.OperationalError as exc:  # no such table, or cannot read here
-                last = exc
-                if "no such" in str(exc):
-                    break
-            except sqlite3.DatabaseError as exc:  # not a database at all
-                last = exc
-                break
-        raise StorageError(f"{self.path!r} is not a gpautotune journal: {last}") from None
+        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=60.0)
+        try:
+            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchall()
+            return conn
+        except sqlite3.OperationalError:  # cannot read here (read-only media)
+            conn.close()
+        wal = Path(f"{file}-wal")
+        if wal.is_file() and wal.stat().st_size > 0:
+            raise StorageError(
+                f"cannot read {self.path!r} here: the trials committed since its last "
+                f"checkpoint are in {wal.name!r} beside it, which SQLite reads only where it "
+                f"can write {file.name + '-shm'!r}; copy {file.name!r} and {wal.name!r} "
+                "together to a writable folder and read the copy, or open it where it is "
+                "writable"
+            )
+        return sqlite3.connect(f"{uri}?immutable=1", uri=True)
+
+    def checkpoint(self) -> None:
+        """Copy the commits of the WAL into the journal file (``PASSIVE``: waits for no
+        reader), so that the file alone, copied without its ``-wal``, holds them. Trials
+        are durable without it: a failure here is only logged."""
+        self._checkpointed = time.monotonic()
+        if self.read_only:
+            return
+        try:
+            self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        except sqlite3.Error as exc:
+            _log.debug("checkpoint of %r failed: %s", self.path, exc)
 
     def close(self) -> None:
+        """Close the journal; a writer checkpoints first (SQLite checkpoints on its own
+        only when the last connection closes, not while other processes have it open)."""
+        self.checkpoint()
         self._conn.close()
 
     def __enter__(self) -> Journal:
@@ -390,6 +527,7 @@ class Journal:
                 "DELETE FROM run_owners WHERE run_id=? AND host=? AND pid=?",
                 (run_id, socket.gethostname(), os.getpid()),
             )
+        self.checkpoint()  # the run is left (finished or interrupted): the file holds it
 
     @staticmethod
     def _alive(host: str, pid: int, started: float) -> bool:
@@ -433,6 +571,7 @@ class Journal:
                 "UPDATE runs SET status='finished', finished_at=? WHERE id=?",
                 (time.time(), run_id),
             )
+        self.checkpoint()
 
     def set_aside_run(self, run_id: int) -> None:
         """Mark a run ``stopped`` and free its key: the run and its trials stay (for the
@@ -475,6 +614,8 @@ class Journal:
                 f"run {run_id} of {self.path!r} already has trial(s) {numbers}: something else "
                 "writes the same run (another TuningRun on it in this process?)"
             ) from None
+        if time.monotonic() - self._checkpointed >= CHECKPOINT_EVERY_S:
+            self.checkpoint()
 
     @staticmethod
     def _row(run_id: int, t: Trial) -> tuple[Any, ...]:

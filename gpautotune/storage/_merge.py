@@ -12,11 +12,18 @@ if TYPE_CHECKING:
 __all__ = ["copy_run", "extend_run"]
 
 
+def _shared(target: Journal, source: Journal, table: str, *skip: str) -> list[str]:
+    """The columns of ``table`` both journals have (less ``skip``): one may have a column
+    the other lacks (nullable, or it was refused at open; see ``Journal._check_schema``)."""
+    theirs = set(source._columns(table))
+    return [c for c in target._columns(table) if c in theirs and c not in skip]
+
+
 def extend_run(target: Journal, run_id: int, source: Journal, source_id: int) -> bool:
     """Copy the trials of ``source``'s run beyond those of ``target``'s run ``run_id`` (the
     same run, extended elsewhere), with its budget and status; False where it has no more,
     or where the held trials are not the first of the source's (then nothing is copied)."""
-    trials = [c for c in target._columns("trials") if c not in ("id", "run_id")]
+    trials = _shared(target, source, "trials", "id", "run_id")
     ours = target._conn.execute(
         "SELECT number, config FROM trials WHERE run_id=? ORDER BY number", (run_id,)
     ).fetchall()
@@ -43,9 +50,9 @@ def extend_run(target: Journal, run_id: int, source: Journal, source_id: int) ->
 
 def copy_run(target: Journal, source: Journal, source_id: int) -> int:
     """Insert ``source``'s run ``source_id``, its trials and data digest, into ``target``,
-    column by column (the two journals share the schema); returns the new run's id."""
-    runs = [c for c in target._columns("runs") if c != "id"]
-    trials = [c for c in target._columns("trials") if c not in ("id", "run_id")]
+    column by column (the columns both have); returns the new run's id."""
+    runs = _shared(target, source, "runs", "id")
+    trials = _shared(target, source, "trials", "id", "run_id")
     row = source._conn.execute(
         f"SELECT {', '.join(runs)} FROM runs WHERE id=?", (source_id,)
     ).fetchone()
