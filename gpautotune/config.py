@@ -23,7 +23,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    create_model,
+    field_validator,
+)
 
 from gpautotune.exceptions import (
     ConfigError,
@@ -108,8 +115,19 @@ class TuneConfig(BaseModel):
     warm_start: str | None = None
     label: str | None = None
 
+    @field_validator("storage")
+    @classmethod
+    def _storage_given(cls, value: str | None) -> str | None:
+        """An empty storage is a mistake, not the default (leaving the key out is)."""
+        if value is not None and not value.strip():
+            raise ValueError(
+                "is empty: give a journal path or sqlite:///PATH, or leave storage out "
+                "for results/<problem>-<strategy>.db"
+            )
+        return value
+
     def storage_path(self) -> str:
-        if self.storage:
+        if self.storage is not None:
             return self.storage
         safe = self.problem.name.replace("/", "-")
         return str(Path("results") / f"{safe}-{self.strategy.name}.db")

@@ -141,3 +141,12 @@ def test_an_error_with_brackets_is_printed_as_text(tmp_path):
     path = tmp_path / "l.yaml"
     path.write_text("problem: {name: laplacian, sizes: '[/b]x9'}\nbudget: 2\n")
     _one_line_error(runner.invoke(app, ["space", str(path)]), "[width, height]", "[/b]x9")
+
+
+def test_an_empty_journal_path_is_refused_naming_the_option(booth_yaml, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _one_line_error(runner.invoke(app, ["tune", str(booth_yaml), "--db", ""]), "--db is empty")
+    empty = tmp_path / "e.yaml"
+    empty.write_text("problem: {name: booth}\nbudget: 3\nstorage: ''\n")
+    _one_line_error(runner.invoke(app, ["tune", str(empty)]), "storage: is empty")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["booth.yaml", "e.yaml"]

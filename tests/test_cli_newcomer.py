@@ -114,6 +114,52 @@ def test_the_progress_bar_says_when_nothing_succeeded_yet(tmp_path, monkeypatch)
     assert f"best {best:.6g}" in done.output and "3/3" in done.output
 
 
+class _Interrupted(BoothProblem):
+    """Booth whose evaluations end the command (``stop``: Ctrl-C or SIGTERM) after
+    ``left`` of them."""
+
+    name = "interrupted"
+    left, stop = 0, KeyboardInterrupt
+
+    def evaluate(self, config):
+        if _Interrupted.left == 0:
+            raise _Interrupted.stop
+        _Interrupted.left -= 1
+        return super().evaluate(config)
+
+
+@pytest.mark.parametrize(("stop", "code"), [(KeyboardInterrupt, 130), (SystemExit(143), 143)])
+def test_an_interrupted_run_says_what_is_stored_and_resumes_saying_so(
+    tmp_path, monkeypatch, caplog, stop, code
+):
+    monkeypatch.setitem(_registry._REGISTERED, "interrupted", _Interrupted)
+    monkeypatch.setattr(_Interrupted, "stop", stop)
+    path = tmp_path / "i.yaml"
+    db = tmp_path / "i.db"
+    path.write_text(
+        f"problem: {{name: interrupted}}\nstrategy: {{name: random}}\nbudget: 6\nseed: 1\n"
+        f"storage: {db}\n"
+    )
+    monkeypatch.setattr(_Interrupted, "left", 2)
+    stopped = runner.invoke(app, ["tune", str(path)], env={"COLUMNS": "300"})
+    assert stopped.exit_code == code, stopped.output
+    assert "Traceback" not in stopped.output
+    assert (
+        f"interrupted: 2 trials of run 1 (interrupted / random, seed 1) stored in {db}; run "
+        "the same command to resume"
+    ) in _flat(stopped.output)
+    monkeypatch.setattr(_Interrupted, "left", 100)
+    resumed = runner.invoke(app, ["tune", str(path)], env={"COLUMNS": "300"})
+    assert resumed.exit_code == 0, resumed.output
+    assert f"journal {db}; resuming run 1 with 2 trials stored" in _flat(resumed.output)
+    said = [r for r in caplog.records if "resuming" in r.getMessage()]
+    assert said == []  # not the tuner's own warning too: said once is enough
+    again = runner.invoke(app, ["tune", str(path)], env={"COLUMNS": "300"})
+    best = min(t.value for t in Journal(db).trials(1) if t.ok)
+    assert "resuming run 1 with 6 trials stored (its budget is used" in _flat(again.output)
+    assert f"6/6 best {best:.6g}" in _flat(again.output) and "no success" not in again.output
+
+
 def test_the_package_and_the_help_start_without_the_heavy_libraries():
     code = textwrap.dedent(
         """

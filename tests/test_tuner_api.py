@@ -347,3 +347,28 @@ def test_a_warm_start_outside_the_space_is_refused_and_a_new_one_on_resume_is_wa
     with pytest.warns(UserWarning, match="warm_start given is not used"):
         tune(quadratic, "random", 5, space=SPACE, seed=0, storage=db, warm_start=earlier.trials)
     assert len(Journal(db).trials(1)) == 2 + 5
+
+
+def test_an_objective_a_worker_process_cannot_receive_is_refused_before_the_run_opens(tmp_path):
+    from gpautotune.execution import IsolatedEvaluator
+
+    db = tmp_path / "i.db"
+    isolated = IsolatedEvaluator(timeout_s=2)
+    with pytest.raises(ConfigError, match=r"not picklable.*not a lambda.*leave out evaluator="):
+        tune(lambda c: 1.0, "random", 4, space=SPACE, storage=db, evaluator=isolated)
+    assert Journal(db).runs() == [] and isolated.workers_started == 0
+
+
+def test_resuming_is_said_at_warning_level_and_so_is_a_budget_all_stored(tmp_path, caplog):
+    db = tmp_path / "r.db"
+    warm = tune(quadratic, "random", 2, space=SPACE, seed=3).trials
+    with caplog.at_level(logging.WARNING, logger="gpautotune.tuner"):
+        tune(quadratic, "random", 4, space=SPACE, seed=0, storage=db, warm_start=warm)
+        assert caplog.records == []  # a new run (its warm start stored first)
+        tune(quadratic, "random", 6, space=SPACE, seed=0, storage=db)
+        tune(quadratic, "random", 6, space=SPACE, seed=0, storage=db)
+    first, second = (r for r in caplog.records if r.levelno == logging.WARNING)
+    assert first.getMessage() == f"run 1 of {str(db)!r}: resuming with 6 stored trials"
+    assert "resuming with all 6 evaluations of its budget stored; nothing is measured" in (
+        second.getMessage()
+    )

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import math
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,10 +19,11 @@ from gpautotune.cli._app import (
     Overrides,
     config_table,
     console,
+    err_console,
     fmt,
     user_errors,
 )
-from gpautotune.exceptions import GPAutotuneError
+from gpautotune.exceptions import ConfigError, GPAutotuneError
 from gpautotune.progress import ProgressBar, best_text
 
 
@@ -65,6 +68,11 @@ def tune(
     from gpautotune.config import build_problem, build_strategy, load_config, warm_start_trials
     from gpautotune.tuner import tune as run_tune
 
+    if db is not None and not db.strip():
+        raise ConfigError(
+            "--db is empty: give a journal path or sqlite:///PATH, or leave --db out for "
+            "the file's storage"
+        )
     cfg = load_config(config, set_ or ())
     updates = {"budget": budget, "storage": db, "seed": seed, "label": name}
     cfg = cfg.model_copy(update={k: v for k, v in updates.items() if v is not None})
@@ -72,39 +80,112 @@ def tune(
         problem = build_problem(cfg.problem, allow_imports=allow_imports)
         strategy = build_strategy(cfg.strategy, problem, cfg.seed)
     storage = cfg.storage_path()
-    _check_name(storage, problem, strategy, cfg.seed, cfg.label)
+    spec = _spec(problem, strategy, cfg.seed, cfg.label)
+    _check_name(storage, spec)
+    stored = _stored(storage, spec) if resume else None
     named = f", name {cfg.label!r}" if cfg.label else ""
+    resuming = f"; resuming run {stored[0]} with {_trials(stored[1])} stored" if stored else ""
+    if stored and stored[2] >= cfg.budget:
+        resuming += " (its budget is used: nothing to measure)"
     console.print(
         f"[bold]{problem.name}[/] with [bold]{strategy.name}[/], budget {cfg.budget}, "
-        f"seed {cfg.seed}{named}, journal {storage}"
+        f"seed {cfg.seed}{named}, journal {storage}{resuming}"
     )
-    with (
-        _cluster(workers, scheduler, devices) as client,
-        ProgressBar("tuning", cfg.budget, console=console) as bar,
-    ):
-        if client is not None:
-            console.print(f"evaluating on the Dask workers of {client.scheduler.address}")
-        bar.update(0, status=best_text(None))
+    try:
+        with (
+            _cluster(workers, scheduler, devices) as client,
+            ProgressBar("tuning", cfg.budget, console=console) as bar,
+            _resume_said_above(),
+        ):
+            if client is not None:
+                console.print(f"evaluating on the Dask workers of {client.scheduler.address}")
+            used, best = stored[2:] if stored else (0, best_text(None))
+            bar.update(used, status=best)
 
-        def on_trial(trial: Any, run: Any) -> None:
-            bar.update(run.used, status=best_text(run.best.value if run.best else None))
+            def on_trial(trial: Any, run: Any) -> None:
+                bar.update(run.used, status=best_text(run.best.value if run.best else None))
 
-        result = run_tune(
-            problem,
-            strategy,
-            cfg.budget,
-            storage=storage,
-            seed=cfg.seed,
-            warm_start=warm_start_trials(cfg, problem),
-            batch_size=cfg.batch_size,
-            callback=on_trial,
-            label=cfg.label,
-            load_if_exists=resume,
-            client=client,
-        )
-        bar.update(result.used)
+            result = run_tune(
+                problem,
+                strategy,
+                cfg.budget,
+                storage=storage,
+                seed=cfg.seed,
+                warm_start=warm_start_trials(cfg, problem),
+                batch_size=cfg.batch_size,
+                callback=on_trial,
+                label=cfg.label,
+                load_if_exists=resume,
+                client=client,
+            )
+            bar.update(result.used, status=best_text(result.best_value))
+    except (KeyboardInterrupt, SystemExit):  # Ctrl-C, or SIGTERM/SIGHUP (user_errors)
+        _say_interrupted(storage, spec)
+        raise
     _summary(problem, result)
     _baseline_speedup(problem, result)
+
+
+def _trials(n: int) -> str:
+    return f"{n} trial" if n == 1 else f"{n} trials"
+
+
+def _spec(problem: Any, strategy: Any, seed: Any, label: Any) -> Any:
+    from gpautotune.tuner import run_spec
+
+    return run_spec(problem, strategy, seed=seed, label=label)
+
+
+def _stored(storage: str, spec: Any) -> tuple[int, int, int, str] | None:
+    """``(run id, trials stored, evaluations used, best text)`` of the run the command
+    resumes, or None for a new run."""
+    from gpautotune.storage import Journal, journal_path
+    from gpautotune.tuner import best_trial
+
+    path = journal_path(storage)
+    if path == ":memory:" or not Path(path).is_file():
+        return None
+    with Journal(path, read_only=True) as journal:
+        record = journal.find(spec)
+        trials = journal.trials(record.id) if record is not None else []
+    if record is None or not trials:
+        return None
+    best = best_trial(trials)
+    used = sum(t.counts_in_budget for t in trials)
+    return record.id, len(trials), used, best_text(best.value if best else None)
+
+
+@contextmanager
+def _resume_said_above() -> Iterator[None]:
+    """Leave out the tuner's own 'resuming' warning: the header said it."""
+    tuner_log = logging.getLogger("gpautotune.tuner")
+
+    def keep(record: logging.LogRecord) -> bool:
+        return not hasattr(record, "resumed_run")
+
+    tuner_log.addFilter(keep)
+    try:
+        yield
+    finally:
+        tuner_log.removeFilter(keep)
+
+
+def _say_interrupted(storage: str, spec: Any) -> None:
+    """One line on what an interrupted run left in the journal and how to go on."""
+    try:
+        stored = _stored(storage, spec)
+    except GPAutotuneError:
+        stored = None
+    kept = (
+        f"{_trials(stored[1])} of run {stored[0]} ({spec.describe()}) stored in {storage}"
+        if stored
+        else f"no trial of {spec.describe()} is stored in {storage}"
+    )
+    err_console.print(
+        f"[yellow]interrupted:[/] {escape(kept)}; run the same command to resume",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def _cluster(
@@ -137,19 +218,19 @@ def _spread(trials: list[Any]) -> None:
             console.print(f"trials per {what}: {listing}", highlight=False)
 
 
-def _check_name(storage: str, problem: Any, strategy: Any, seed: Any, label: Any) -> None:
+def _check_name(storage: str, spec: Any) -> None:
     """Refuse a run name that the journal already gives a run with other settings."""
     from gpautotune.storage import Journal, journal_path
-    from gpautotune.tuner import name_clash, run_spec
+    from gpautotune.tuner import name_clash
 
     path = journal_path(storage)
-    if label is None or path == ":memory:" or not Path(path).is_file():
+    if spec.label is None or path == ":memory:" or not Path(path).is_file():
         return
     with Journal(path, read_only=True) as journal:
-        clash = name_clash(journal, run_spec(problem, strategy, seed=seed, label=label))
+        clash = name_clash(journal, spec)
     if clash is not None:
         raise GPAutotuneError(
-            f"run name {label!r} is taken in {storage} by run {clash.id} "
+            f"run name {spec.label!r} is taken in {storage} by run {clash.id} "
             f"({clash.describe()}) with other settings; give another --name, or the same "
             "settings to resume it"
         )

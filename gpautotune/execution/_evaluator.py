@@ -54,6 +54,14 @@ class Evaluator(ABC):
     @abstractmethod
     def _evaluate(self, problem: Evaluable, config: Config) -> Measurement | float: ...
 
+    def check(self, problem: Evaluable) -> None:
+        """Refuse a problem this evaluator can never evaluate, before a run opens for it
+        (else each trial would be stored as a failure of the problem).
+
+        Raises:
+            ConfigError: saying why and what to do.
+        """
+
     def close(self) -> None:
         """Release workers or devices."""
 

@@ -118,6 +118,23 @@ def _serve(conn: Connection, parent_pid: int | None = None, tmp: str | None = No
                 )
 
 
+def _payload(problem: Evaluable) -> bytes:
+    """``problem`` pickled for the worker.
+
+    Raises:
+        ConfigError: it cannot be pickled (a lambda, a nested function, an open device).
+    """
+    try:
+        return pickle.dumps(problem)
+    except Exception as exc:  # noqa: BLE001 - any pickling failure means the same thing
+        raise ConfigError(
+            f"{type(problem).__name__} cannot be sent to a worker process (not picklable: "
+            f"{exc}); an IsolatedEvaluator needs a function defined at the top level of a "
+            "module or script (not a lambda or a nested function), or evaluate in-process "
+            "(leave out evaluator=)"
+        ) from None
+
+
 class IsolatedEvaluator(Evaluator):
     """Run ``problem.evaluate`` in a worker process with a per-evaluation timeout.
 
@@ -174,17 +191,19 @@ class IsolatedEvaluator(Evaluator):
         self._busy = False
         return result
 
+    def check(self, problem: Evaluable) -> None:
+        """Refuse a problem that cannot be pickled to the worker.
+
+        Raises:
+            ConfigError: naming the pickling error and what to do.
+        """
+        _payload(problem)
+
     def _ready(self, problem: Evaluable) -> Connection:
         """A live worker holding ``problem`` (started and sent the problem when needed)."""
         if self.alive and self._problem is problem and self._conn is not None:
             return self._conn
-        try:
-            payload = pickle.dumps(problem)
-        except Exception as exc:  # noqa: BLE001 - any pickling failure means the same thing
-            raise ConfigError(
-                f"{type(problem).__name__} cannot be sent to a worker process "
-                f"(not picklable: {exc}); evaluate it in-process instead"
-            ) from None
+        payload = _payload(problem)
         needs_main = b"__main__" in payload
         # a worker that runs an unguarded main script again dies before it answers
         hint = _GUARD_HINT if needs_main else ""

@@ -18,6 +18,7 @@ from gpautotune.exceptions import (
 )
 from gpautotune.measurement import Measurement
 from gpautotune.problems import Problem
+from gpautotune.problems.function import FunctionProblem
 from gpautotune.space import Config, Space
 from gpautotune.storage import Journal, RunningTrial, RunRecord, RunSpec, trials_frame
 from gpautotune.strategies import Proposal, Strategy, make_strategy
@@ -218,10 +219,13 @@ class TuningRun:
             )
         if existing is not None and budget is not None:
             check_budget(self.journal, existing, budget)
+        if label is None and self.journal.path != ":memory:":
+            _warn_unidentified(self.problem)
         self.record = self.journal.open_run(spec, budget)
         self.run_id = self.record.id
         self.journal.claim_run(self.run_id)  # before anything is measured for it
         self.trials: list[Trial] = self.journal.trials(self.run_id)
+        resumed = bool(self.trials)  # before a warm start is stored
         if not self.trials and warm_start:
             self._store_warm_start(warm_start)
         elif warm_start and warm_configs(self.trials) != warm_configs(warm_start, every=True):
@@ -238,12 +242,33 @@ class TuningRun:
         self._queued: list[Proposal] = []
         self._running: dict[Any, int] = {}  # key -> id of its running record
         self._finished = False
+        if resumed:
+            self._say_resumed()
         if self.trials:
-            _log.info("run %d: resuming with %d stored trials", self.run_id, len(self.trials))
             self._resume(self.trials)
         #: The running records of evaluations in flight when the run stopped (asynchronous
         #: runs): :meth:`ask` hands their configurations out first, with their info.
         self.recovered = self._recover()
+
+    def _say_resumed(self) -> None:
+        """A WARNING that the run resumes (its results are the stored run's, perhaps with
+        nothing measured now), as Optuna says it uses an existing study."""
+        where = f"run {self.run_id} of {self.journal.path!r}"
+        if self.remaining == 0:
+            _log.warning(
+                "%s: resuming with all %d evaluations of its budget stored; nothing is "
+                "measured (a larger budget extends it, another label starts a new run)",
+                where,
+                self.used,
+                extra={"resumed_run": self.run_id},
+            )
+        else:
+            _log.warning(
+                "%s: resuming with %d stored trials",
+                where,
+                len(self.trials),
+                extra={"resumed_run": self.run_id},
+            )
 
     def _recover(self) -> list[RunningTrial]:
         """Queue the configurations the journal records as running and not measured."""
@@ -473,6 +498,18 @@ class TuningRun:
 
     def to_frame(self) -> pd.DataFrame:
         return trials_frame(self.journal, self.run_id)
+
+
+def _warn_unidentified(problem: Problem | None) -> None:
+    """Warn when part of a function's identity is left out of the run key: another
+    objective differing only there would resume this one's run."""
+    if isinstance(problem, FunctionProblem) and problem.unidentified:
+        warnings.warn(
+            f"the run key of {problem.name!r} cannot tell this objective from another one "
+            f"differing only in {problem.unidentified}; give the run a label= (or "
+            "FunctionProblem(..., name=)) so that another objective does not resume it",
+            stacklevel=3,
+        )
 
 
 def _log_trial(run: TuningRun, trial: Trial) -> None:

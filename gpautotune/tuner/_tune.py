@@ -117,6 +117,8 @@ def tune(
         raise ConfigError("give workers (a local Dask cluster) or client, not both")
     problem = as_problem(problem, space)
     problem.check()  # a set-up that cannot measure anything fails here, not trial by trial
+    if evaluator is not None:  # e.g. a function a worker process cannot receive
+        evaluator.check(problem)
     if parallel:  # before the run opens: a run left 'running' would read as unfinished
         from gpautotune.parallel import problem_payload
 
