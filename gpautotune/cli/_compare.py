@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from gpautotune.cli._app import (
     AllowImports,
@@ -20,6 +21,9 @@ from gpautotune.cli._app import (
 )
 from gpautotune.exceptions import ConfigError
 from gpautotune.progress import ProgressBar
+
+#: Failed repetitions listed after a comparison (the others are counted).
+_FAILURES_SHOWN = 10
 
 
 @user_errors
@@ -83,8 +87,12 @@ def compare(
         f"({result.skipped} already in the journal), "
         f"{len(result.failed)} failed, {result.wall_s:.0f} s on {result.workers} workers"
     )
-    for outcome in result.failed[:5]:
-        console.print(f"[red]failed[/]: {outcome}")
+    for outcome in result.failed[:_FAILURES_SHOWN]:  # one line each, as errors are
+        console.print(
+            f"[red]failed[/]: {escape(outcome.describe())}", highlight=False, soft_wrap=True
+        )
+    if len(result.failed) > _FAILURES_SHOWN:
+        console.print(f"and {len(result.failed) - _FAILURES_SHOWN} more failed repetitions")
     _write_report(result.storage, out, reference, None)
     if result.failed:
         raise typer.Exit(code=1)

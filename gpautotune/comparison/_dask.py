@@ -6,6 +6,11 @@ makes the task idempotent: a task rerun after its worker died reopens the same r
 key), resumes from the trials already committed and measures only what is missing, so
 every trial is stored exactly once.
 
+A run owned by another live process (a second comparison on the same journal, or the
+workers of an interrupted one, still shutting down) is not Dask's to retry at once: the
+task waits for the owner with growing pauses, resumes the run if it is let go (finished,
+there is nothing left to measure), and otherwise returns a failed outcome saying so.
+
 By default the cluster is a ``LocalCluster`` on this machine
 (:func:`gpautotune.parallel.dask_client`): one single-threaded worker process per core.
 """
@@ -20,7 +25,7 @@ import time
 from collections.abc import Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from distributed import Semaphore
 
@@ -28,14 +33,26 @@ from gpautotune.comparison._config import Repetition
 from gpautotune.config import build_problem, build_strategy
 from gpautotune.parallel import dask_client
 from gpautotune.problems import Problem
-from gpautotune.storage import Journal
+from gpautotune.storage import Journal, RunOwnedError
 
-__all__ = ["RepetitionOutcome", "dask_client", "run_repetition", "HARDWARE_LEASE"]
+if TYPE_CHECKING:
+    from gpautotune.tuner import TuneResult
+
+__all__ = ["RepetitionOutcome", "dask_client", "run_repetition", "HARDWARE_LEASE", "OWNER_WAIT_S"]
 
 _log = logging.getLogger(__name__)
 
 #: Name of the Dask semaphore that serialises hardware-measuring repetitions.
 HARDWARE_LEASE = "gpautotune-hardware"
+
+#: How long a repetition waits for another live process to let go of its run: well beyond
+#: the few seconds the workers of an interrupted comparison take to be shut down.
+OWNER_WAIT_S = 30.0
+#: The first pause of that wait, doubled after each attempt up to the last.
+_FIRST_PAUSE_S, _LAST_PAUSE_S = 0.5, 8.0
+
+#: An error text, in a line of output, is cut to this many characters.
+_ERROR_CHARS = 400
 
 _PROTOTYPES: dict[str, bytes] = {}
 
@@ -49,7 +66,7 @@ class RepetitionOutcome:
         run_id: its run in the journal (-1 when it failed before opening one).
         used: evaluations counted in the budget.
         best_value: the best ok value, None if none succeeded.
-        duration_s: the task's wall time (the last attempt's).
+        duration_s: the task's wall time (waits for another owner of its run included).
         worker: ``host:pid`` of the process that ran it.
         error: the error text when the task failed for good.
     """
@@ -65,6 +82,15 @@ class RepetitionOutcome:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    def describe(self) -> str:
+        """One line: the repetition (problem / label / seed) and, if it failed, the error."""
+        if self.ok:
+            return self.repetition.describe()
+        error = " ".join(str(self.error).split())
+        if len(error) > _ERROR_CHARS:
+            error = error[: _ERROR_CHARS - 3] + "..."
+        return f"{self.repetition.describe()}: {error}"
 
 
 def _problem_for(rep: Repetition) -> Problem:
@@ -83,7 +109,10 @@ def _problem_for(rep: Repetition) -> Problem:
 
 
 def run_repetition(
-    rep: Repetition, hardware_slots: int = 1, lease: bool = True
+    rep: Repetition,
+    hardware_slots: int = 1,
+    lease: bool = True,
+    owner_wait_s: float = OWNER_WAIT_S,
 ) -> RepetitionOutcome:
     """Tune one repetition into its journal (resuming what is stored); the Dask task.
 
@@ -92,38 +121,69 @@ def run_repetition(
         hardware_slots: leases of the cluster-wide hardware semaphore.
         lease: take a lease when the problem measures hardware (False when Dask worker
             resources serialise hardware tasks instead).
+        owner_wait_s: how long to wait for another live process that owns the run (see
+            the module); then the outcome is a failure saying so (not raised: Dask would
+            log it and retry at once).
     """
-    from gpautotune.tuner import tune
-
     start = time.perf_counter()
-    problem = _problem_for(rep)
-    strategy = build_strategy(rep.strategy, problem, rep.seed)
-    guard = (
-        Semaphore(max_leases=hardware_slots, name=HARDWARE_LEASE)
-        if rep.hardware and lease
-        else nullcontext()
-    )
-    with guard, Journal(rep.storage) as journal:
-        result = tune(
-            problem,
-            strategy,
-            rep.budget,
-            storage=journal,
-            seed=rep.seed,
-            label=rep.label,
-            batch_size=rep.strategy.batch_size,
-        )
-    close = getattr(problem, "close", None)
-    if callable(close):
-        close()
+    pause, waited = _FIRST_PAUSE_S, 0.0
+    while True:
+        try:
+            result = _tune(rep, hardware_slots, lease)
+            break
+        except RunOwnedError as exc:
+            if waited + pause > owner_wait_s:
+                waits = f" (waited {waited:g} s for it)" if waited else ""
+                error = f"{type(exc).__name__}: {exc}{waits}"
+                return RepetitionOutcome(
+                    rep, -1, 0, None, time.perf_counter() - start, _here(), error
+                )
+            _log.info("%s: %s; trying again in %g s", rep.describe(), exc, pause)
+            time.sleep(pause)
+            waited += pause
+            pause = min(2 * pause, _LAST_PAUSE_S)
     return RepetitionOutcome(
         rep,
         result.run_id,
         result.used,
         result.best_value,
         time.perf_counter() - start,
-        f"{socket.gethostname()}:{os.getpid()}",
+        _here(),
     )
+
+
+def _tune(rep: Repetition, hardware_slots: int, lease: bool) -> TuneResult:
+    """One attempt at the repetition, with a fresh problem and strategy (a failed attempt
+    may have told its strategy trials) and the hardware lease held only meanwhile."""
+    from gpautotune.tuner import tune
+
+    problem = _problem_for(rep)
+    try:
+        strategy = build_strategy(rep.strategy, problem, rep.seed)
+        guard = (
+            Semaphore(max_leases=hardware_slots, name=HARDWARE_LEASE)
+            if rep.hardware and lease
+            else nullcontext()
+        )
+        with guard, Journal(rep.storage) as journal:
+            return tune(
+                problem,
+                strategy,
+                rep.budget,
+                storage=journal,
+                seed=rep.seed,
+                label=rep.label,
+                batch_size=rep.strategy.batch_size,
+            )
+    finally:
+        close = getattr(problem, "close", None)
+        if callable(close):
+            close()
+
+
+def _here() -> str:
+    """``host:pid`` of this process: the worker an outcome comes from."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 def task_options(

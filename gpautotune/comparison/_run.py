@@ -224,9 +224,12 @@ def run_comparison(
 
 
 def _outcome(future: object, rep: Repetition) -> RepetitionOutcome:
-    """The task's result, or a failed outcome carrying its error."""
+    """The task's result, or a failed outcome carrying its error (listed in the result,
+    printed by the command line: not logged as a warning too)."""
     try:
-        return future.result()  # type: ignore[attr-defined]
+        outcome = future.result()  # type: ignore[attr-defined]
     except Exception as exc:  # noqa: BLE001 - one failed repetition must not stop the others
-        _log.warning("repetition %s failed: %s", rep.describe(), exc)
-        return RepetitionOutcome(rep, -1, 0, None, 0.0, "", f"{type(exc).__name__}: {exc}")
+        outcome = RepetitionOutcome(rep, -1, 0, None, 0.0, "", f"{type(exc).__name__}: {exc}")
+    if not outcome.ok:
+        _log.info("repetition failed: %s", outcome.describe())
+    return outcome

@@ -9,13 +9,18 @@ evaluator does). Given ``devices``, each local worker gets its own OpenCL device
 ``GPU=1``, the way workers of a real cluster are started::
 
     GPAUTOTUNE_OPENCL_DEVICE=nvidia:1 dask worker tcp://HOST:8786 --nthreads 1 --resources GPU=1
+
+Local workers ignore Ctrl-C (:mod:`~gpautotune.parallel._worker_setup`): the client shuts
+them down, and a client left by an exception (an interrupt included) first silences
+Dask's logging, its own and its local workers', so that the user sees gpautotune's
+message, not a log line per cancelled task.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -23,18 +28,28 @@ import dask
 from distributed import Client, LocalCluster, Nanny, Scheduler, SpecCluster
 
 from gpautotune.exceptions import ConfigError, GPAutotuneError
+from gpautotune.parallel._worker_setup import silence_distributed, silence_worker
 from gpautotune.problems.opencl import DEVICE_ENV
 
-__all__ = ["DEVICE_RESOURCE", "dask_client", "device_workers"]
+__all__ = ["DEVICE_RESOURCE", "WORKER_SETUP", "dask_client", "device_workers"]
+
+_log = logging.getLogger(__name__)
 
 #: The Dask resource a worker with its own device declares (``--resources GPU=1``).
 DEVICE_RESOURCE = "GPU"
+
+#: The preload of local workers (they ignore SIGINT, see the module).
+WORKER_SETUP = "gpautotune.parallel._worker_setup"
+
+#: How long a shutdown waits for the local workers to fall silent.
+_SILENCE_WAIT_S = 2.0
 
 
 def device_workers(devices: Sequence[str]) -> dict[str, dict[str, Any]]:
     """``SpecCluster`` worker specs: one single-threaded worker per OpenCL device selector
     (``PLATFORM:DEVICE``, e.g. ``nvidia:0``; a selector may repeat: workers sharing a
-    device), each with its device in :data:`DEVICE_ENV` and the resource ``GPU=1``."""
+    device), each with its device in :data:`DEVICE_ENV`, the resource ``GPU=1`` and the
+    local workers' preload (:data:`WORKER_SETUP`)."""
     return {
         f"device-{i}": {
             "cls": Nanny,
@@ -44,6 +59,7 @@ def device_workers(devices: Sequence[str]) -> dict[str, dict[str, Any]]:
                 "env": {DEVICE_ENV: str(selector)},
                 "resources": {DEVICE_RESOURCE: 1},
                 "silence_logs": logging.WARNING,
+                "preload": [WORKER_SETUP],
             },
         }
         for i, selector in enumerate(devices)
@@ -69,6 +85,7 @@ def dask_client(
         ConfigError: ``devices`` with a scheduler, or with another number of workers.
         GPAutotuneError: the scheduler cannot be reached.
     """
+    restore: Callable[[], None] | None = None  # Dask's logging, silenced by an exception
     if scheduler is not None:
         if devices:
             raise ConfigError(
@@ -86,8 +103,15 @@ def dask_client(
             raise GPAutotuneError(f"cannot reach the Dask scheduler {scheduler!r}: {exc}") from None
         try:
             yield client
+        except BaseException:
+            restore = silence_distributed()  # this process only: the workers are not ours
+            raise
         finally:
-            client.close()
+            try:
+                client.close()
+            finally:
+                if restore is not None:
+                    restore()
         return
     if devices and workers is not None and workers != len(devices):
         raise ConfigError(f"{workers} workers for {len(devices)} devices: give one number")
@@ -106,9 +130,30 @@ def dask_client(
             ) from exc
         try:
             with Client(cluster) as client:
-                yield client
+                try:
+                    yield client
+                except BaseException:
+                    restore = _silence_shutdown(client)
+                    raise
         finally:
-            cluster.close()
+            try:
+                cluster.close()
+            finally:
+                if restore is not None:
+                    restore()
+
+
+def _silence_shutdown(client: Client) -> Callable[[], None]:
+    """Silence Dask's logging here and in the local workers before a shutdown that an
+    exception (an interrupt) forced; returns what restores it here (the workers end)."""
+    restore = silence_distributed()
+    try:  # bounded: a worker stuck in native code must not hold up the interrupt
+        client.sync(
+            client._run, silence_worker, on_error="ignore", callback_timeout=_SILENCE_WAIT_S
+        )
+    except Exception as exc:  # noqa: BLE001 - a worker that stays loud is only noise
+        _log.debug("could not silence the workers: %s", exc)
+    return restore
 
 
 def _local_cluster(workers: int, devices: Sequence[str] | None) -> SpecCluster:
@@ -127,4 +172,5 @@ def _local_cluster(workers: int, devices: Sequence[str] | None) -> SpecCluster:
         processes=True,
         host="127.0.0.1",
         dashboard_address=":0",
+        preload=[WORKER_SETUP],
     )
