@@ -23,9 +23,12 @@ class SobolSampling(StreamStrategy):
     def _stream(self) -> Iterator[np.ndarray]:
         engine = qmc.Sobol(self.space.dims, scramble=True, seed=self.seed)
         size, drawn = 256, 0
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            while drawn < _MAX_POINTS:
-                yield self.space.from_unit(engine.random(size))
-                drawn += size
-                size = min(size * 2, 1 << 16)
+        while drawn < _MAX_POINTS:
+            # the filter only around the draw: one held open across ``yield`` would hide
+            # every UserWarning of the caller's process until the generator is collected
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # balance of 2^m draws
+                points = engine.random(size)
+            yield self.space.from_unit(points)
+            drawn += size
+            size = min(size * 2, 1 << 16)

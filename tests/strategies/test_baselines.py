@@ -327,3 +327,19 @@ def test_dlmt_confirm_keeps_the_factors_the_best_measurement_backs() -> None:
     assert strategy._confirmed(["y"], predicted) == ["y"]  # none agrees: the most significant
     assert strategy.settings()["confirm"] is True
     assert "confirm" not in make_strategy("dlmt", Bowl().space).settings()  # earlier run keys
+
+
+def test_a_sobol_run_leaves_the_callers_warnings_alone():
+    """The Sobol stream silences scipy's balance warning around each draw only: a filter
+    held across its ``yield`` hid every UserWarning of the process while it was paused."""
+    import warnings
+
+    space = Space([IntRange("a", 0, 9), IntRange("b", 0, 9)])
+    strategy = make_strategy("sobol", space, seed=1)
+    seen: list[str] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = lambda message, *args, **kwargs: seen.append(str(message))
+        strategy.ask()  # the stream starts, and pauses at its first yield
+        warnings.warn("the caller's warning", UserWarning, stacklevel=1)
+    assert seen == ["the caller's warning"]
