@@ -26,6 +26,7 @@ __all__ = ["Option", "Entry", "entries", "find_entry", "overview_table", "option
 Kind = Literal["problem", "strategy"]
 _SECTION = re.compile(r"^\s*(Args|Arguments|Attributes|Parameters):\s*$")
 _ITEM = re.compile(r"^(\w+)(?: \([^)]*\))?:\s*(.*)$")
+_SENTENCE_END = re.compile(r"\.\s+(?=[A-Z])")
 
 
 @dataclass(frozen=True)
@@ -54,9 +55,11 @@ class Entry:
 
 
 def _summary(obj: object) -> str:
+    """The first sentence of the docstring: up to a full stop before a capital (not the
+    one of an abbreviation such as ``eq. 5.2`` or ``e.g. a``)."""
     doc = inspect.getdoc(obj) or ""
     first = doc.split("\n\n", 1)[0].replace("\n", " ").strip()
-    return _plain(first.split(". ")[0].rstrip(".")) if first else ""
+    return _plain(_SENTENCE_END.split(first, maxsplit=1)[0].rstrip(".")) if first else ""
 
 
 def _option_docs(*objects: object) -> dict[str, str]:

@@ -102,18 +102,31 @@ class Section(BaseModel):
         return dict(self.model_extra or {})
 
 
+#: The strategy of a tuning file without one, or whose ``strategy:`` section names none.
+DEFAULT_STRATEGY = "gpr"
+
+
 class TuneConfig(BaseModel):
-    """A tuning run: problem, strategy, budget, seed, storage."""
+    """A tuning run: problem, strategy (default gpr), budget, seed, storage."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     problem: Section
-    strategy: Section = Section(name="gpr")
+    strategy: Section = Section(name=DEFAULT_STRATEGY)
     budget: int = Field(gt=0)
     seed: int | None = Field(None, ge=0)
     storage: str | None = None
     batch_size: int = Field(1, gt=0)
     warm_start: str | None = None
     label: str | None = None
+
+    @field_validator("strategy", mode="before")
+    @classmethod
+    def _default_strategy(cls, value: Any) -> Any:
+        """A ``strategy:`` section without ``name`` (``{n_init: 20}``, or ``--set
+        strategy.n_init=20`` on a file without one) gives options of the default, gpr."""
+        if isinstance(value, Mapping) and "name" not in value:
+            return {"name": DEFAULT_STRATEGY, **value}
+        return value
 
     @field_validator("storage")
     @classmethod

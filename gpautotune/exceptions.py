@@ -87,17 +87,28 @@ _SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxother = 2, 120, 120
 _SHORT.maxlist = _SHORT.maxtuple = _SHORT.maxdict = _SHORT.maxset = 6
 
 
+#: The error types of validators' own messages (``raise ValueError(...)``), which may
+#: quote the value; pydantic's built-in messages never do.
+_OWN_ERRORS = frozenset({"value_error", "assertion_error"})
+
+
 def format_validation_error(exc: _HasErrors, where: str) -> str:
     """A pydantic ``ValidationError`` as one line: ``where.key.subkey: message (got value)``
-    per problem, joined by ``; `` (checks of several keys at once give the message only)."""
+    per problem, joined by ``; `` (checks of several keys at once give the message only).
+    The value is left out only where the message is one of ours that shows it already:
+    pydantic's own never do (``greater than 0`` names the bound, not the value 0)."""
     lines = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in (where, *err["loc"]) if p != "")
         msg = str(err["msg"]).removeprefix("Value error, ")
         shown = _SHORT.repr(err["input"]) if "input" in err else ""
+        ours = err.get("type") in _OWN_ERRORS
         got = (
             f" (got {shown})"
-            if err["loc"] and shown and not isinstance(err["input"], dict) and shown not in msg
+            if err["loc"]
+            and shown
+            and not isinstance(err["input"], dict)
+            and not (ours and shown in msg)
             else ""
         )
         lines.append(f"{loc}: {msg}{got}" if loc else msg)

@@ -221,3 +221,47 @@ def test_a_value_of_nested_aliases_is_shown_short(booth_yaml, tmp_path):
     result = runner.invoke(app, ["tune", str(bomb)])
     assert result.exit_code == 2 and "a5: Extra inputs are not permitted" in _flat(result.output)
     assert len(result.output) < 5_000
+
+
+@pytest.mark.parametrize(
+    ("text", "overrides"),
+    [
+        ("problem: {name: booth}\nstrategy: {n_init: 20}\nbudget: 30\n", []),
+        ("problem: {name: booth}\nbudget: 30\n", ["strategy.n_init=20"]),
+    ],
+    ids=["section", "set"],
+)
+def test_a_strategy_section_without_a_name_sets_options_of_gpr(tmp_path, text, overrides):
+    """README: the strategy defaults to gpr, and `--set` overrides any key."""
+    from gpautotune.config import load_config
+
+    path = tmp_path / "t.yaml"
+    path.write_text(text)
+    config = load_config(path, overrides)
+    assert config.strategy.name == "gpr" and config.strategy.options == {"n_init": 20}
+    assert config.storage_path() == "results/booth-gpr.db"
+    named = load_config(path, [*overrides, "strategy.name=sobol"])
+    assert named.strategy.name == "sobol"  # a name given is kept
+
+
+def test_list_gives_the_whole_first_sentence():
+    from gpautotune.catalog import find_entry
+
+    (screening,) = find_entry("screening")  # not cut at "eq." to "Seed 003 eq"
+    assert screening.summary.startswith("Seed 003 eq. 5.2: -1.5 x1 + 1.3 x3")
+    (lhs,) = find_entry("lhs")
+    assert (
+        lhs.summary
+        == "One Latin hypercube design, measured point after point (seed 000 §6, 003 §11.5)"
+    )
+
+
+def test_the_best_configurations_title_is_one_line(tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_text("problem: {name: booth}\nstrategy: {name: random}\nbudget: 12\nseed: 2\n")
+    result = runner.invoke(app, ["tune", str(path), "--db", str(tmp_path / "t.db")])
+    assert result.exit_code == 0, result.output
+    titles = [line.strip() for line in result.output.splitlines() if "best of run" in line]
+    assert (
+        len(titles) == 1 and titles[0].startswith("best of run 1 (trial ") and titles[0][-1] == ")"
+    )

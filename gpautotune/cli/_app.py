@@ -140,8 +140,9 @@ def fmt(value: Any) -> str:
 
 
 def config_table(title: str, config: dict[str, Any]) -> Table:
-    """A configuration as a two-column table (parameter, value)."""
-    table = Table(title=title, show_header=True)
+    """A configuration as a two-column table (parameter, value), at least as wide as its
+    title (a title wider than short names and values would wrap mid-phrase)."""
+    table = Table(title=title, show_header=True, min_width=len(title))
     table.add_column("parameter")
     table.add_column("value")
     for k, v in config.items():

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -149,7 +150,9 @@ def merge(
     """Copy the finished runs of other journals, with their trials, into INTO: the parts of
     a comparison run on several machines joined into one journal for `report`. Runs INTO
     holds already (the same run, or the same replayed data read from another folder) are
-    skipped."""
+    skipped. The comparison's report settings (checkpoints, reference, label order, output
+    folder) come with the runs where INTO has none; where journals disagree, the first
+    one's stay, with a warning."""
     from gpautotune.problems import in_family
     from gpautotune.storage import Journal
 
@@ -159,10 +162,31 @@ def merge(
         )
 
     with Journal(into) as target:
+        given = {k: into for k, v in target.report_settings().items() if v is not None}
         for source in sources:
             with Journal(journal_file(source), read_only=True) as journal:
+                _disagreements(target.report_settings(), journal.report_settings(), given, source)
                 copied, skipped = target.copy_runs(journal, keep)
             console.print(f"{source}: {copied} runs copied, {skipped} already in {into}")
+
+
+def _disagreements(
+    held: dict[str, Any], theirs: dict[str, Any], given: dict[str, str], source: str
+) -> None:
+    """Warn of each report setting of ``source`` (``theirs``) other than the one the
+    merged journal holds, naming the journal that gave it (``given``, updated with the
+    settings ``source`` gives)."""
+    for key, value in theirs.items():
+        if value is None:
+            continue
+        if held.get(key) is None:
+            given[key] = source
+        elif held[key] != value:
+            warnings.warn(
+                f"the report's {key} differs: {value!r} in {source}, {held[key]!r} in "
+                f"{given[key]}; kept {given[key]}'s",
+                stacklevel=2,
+            )
 
 
 @user_errors

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpautotune.exceptions import StorageError
 from gpautotune.measurement import Measurement, Status
-from gpautotune.storage._merge import copy_run, extend_run
+from gpautotune.storage._merge import copy_report_settings, copy_run, extend_run
 from gpautotune.storage._records import (
     CatalogEntry,
     RunningTrial,
@@ -403,6 +403,9 @@ class Journal:
     ) -> tuple[int, int]:
         """Copy the finished runs of ``source``, with their trials and data digests, into
         this journal: runs made on several machines joined into one comparison's journal.
+        The report settings this journal lacks (a comparison's checkpoints, reference,
+        label order and output folder) are copied too, so that its report is the one
+        a single command would have made; those it holds stay.
 
         Args:
             source: the journal to copy from (it is only read).
@@ -444,6 +447,7 @@ class Journal:
                         "SELECT problem, problem_settings, section, optimum FROM problem_catalog"
                     ).fetchall(),
                 )
+                copy_report_settings(self, source)
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")

@@ -1,15 +1,34 @@
 """Joining journals (``Journal.copy_runs``, ``gpautotune merge``): a run copied whole, or
-one held already and extended elsewhere given its further trials. Both write inside the
-caller's transaction."""
+one held already and extended elsewhere given its further trials, and the report
+settings the target lacks. All write inside the caller's transaction."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gpautotune.storage._records import dumps
+
 if TYPE_CHECKING:
     from gpautotune.storage._journal import Journal
 
-__all__ = ["copy_run", "extend_run"]
+__all__ = ["copy_report_settings", "copy_run", "extend_run"]
+
+
+def copy_report_settings(target: Journal, source: Journal) -> None:
+    """Give ``target`` the report settings of ``source`` (a comparison's checkpoints,
+    reference, label order, output folder) that it lacks: a key it does not hold, or
+    holds as None. The ones it holds stay, even where ``source`` has others."""
+    held = target.report_settings()
+    missing = [
+        (key, dumps(value))
+        for key, value in source.report_settings().items()
+        if value is not None and held.get(key) is None
+    ]
+    target._conn.executemany(
+        "INSERT INTO report_settings (key, value) VALUES (?, ?)"
+        " ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+        missing,
+    )
 
 
 def _shared(target: Journal, source: Journal, table: str, *skip: str) -> list[str]:

@@ -220,3 +220,6 @@ def test_a_new_strategy_declares_its_options_in_a_few_lines():
     assert (
         str(info.value) == "strategy 'walk': rate: Input should be less than or equal to 1 (got 2)"
     )
+    with pytest.raises(ConfigError) as info:  # the value 0 is in the message, as the bound
+        Walk(SPACE, steps=0)
+    assert str(info.value) == "strategy 'walk': steps: Input should be greater than 0 (got 0)"
