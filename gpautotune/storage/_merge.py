@@ -33,7 +33,7 @@ def copy_report_settings(target: Journal, source: Journal) -> None:
 
 def _shared(target: Journal, source: Journal, table: str, *skip: str) -> list[str]:
     """The columns of ``table`` both journals have (less ``skip``): one may have a column
-    the other lacks (nullable, or it was refused at open; see ``Journal._check_schema``)."""
+    the other lacks (nullable, or it was refused at open; see ``_opening._check_schema``)."""
     theirs = set(source._columns(table))
     return [c for c in target._columns(table) if c in theirs and c not in skip]
 

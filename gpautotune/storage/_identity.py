@@ -1,0 +1,98 @@
+"""Which stored run a run specification is, and whether it may be resumed.
+
+A run is found by its key, else (replayed data read from another place) by its placeless
+key: the same problem, strategy, seed, label and data digest (see
+``RunSpec.placeless_key``). Resuming it is refused where its stored search space differs
+from the specification's, or where it was made from other data (another digest).
+
+Kept apart from :class:`~gpautotune.storage.Journal`: matching a specification to the
+runs stored, and the rules that refuse a resume, are one concept that several journal
+operations (opening a run, listing finished runs, joining journals) share.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import TYPE_CHECKING
+
+from gpautotune.exceptions import StorageError
+from gpautotune.storage._records import RunRecord, RunSpec, placeless_key, space_changes
+
+if TYPE_CHECKING:
+    from gpautotune.storage._journal import Journal
+
+__all__ = ["check_data", "check_space", "find", "identities"]
+
+
+def find(journal: Journal, spec: RunSpec) -> RunRecord | None:
+    """The run of ``spec`` in ``journal`` (see :meth:`Journal.find`)."""
+    existing = journal.find_run(spec.key)
+    if existing is not None or spec.placeless_key is None:
+        return existing
+    rows = journal._conn.execute(
+        "SELECT r.id, r.problem_settings, r.strategy_settings FROM runs r JOIN run_data d"
+        " ON d.run_id = r.id WHERE r.problem=? AND r.strategy=? AND r.seed IS ?"
+        " AND r.label IS ? AND d.digest=? AND r.status != 'stopped' ORDER BY r.id",
+        (spec.problem, spec.strategy, spec.seed, spec.label, spec.data_digest),
+    ).fetchall()
+    for run_id, problem, strategy in rows:
+        stored = placeless_key(
+            spec.problem,
+            json.loads(problem),
+            spec.strategy,
+            json.loads(strategy),
+            spec.seed,
+            spec.label,
+            spec.data_digest,
+        )
+        if stored == spec.placeless_key:
+            return journal.get_run(run_id)
+    return None
+
+
+def identities(
+    conn: sqlite3.Connection, condition: str
+) -> list[tuple[int, str, int | None, str | None]]:
+    """``(id, key, budget, placeless key)`` of the runs that meet the SQL ``condition``."""
+    rows = conn.execute(
+        "SELECT r.id, r.key, r.budget, r.problem, r.problem_settings, r.strategy,"
+        " r.strategy_settings, r.seed, r.label, d.digest FROM runs r"
+        f" LEFT JOIN run_data d ON d.run_id = r.id WHERE {condition} ORDER BY r.id"
+    ).fetchall()
+    return [
+        (run_id, key, budget, placeless_key(p, json.loads(ps), s, json.loads(ss), seed, lb, dg))
+        for run_id, key, budget, p, ps, s, ss, seed, lb, dg in rows
+    ]
+
+
+def check_space(journal: Journal, existing: RunRecord, spec: RunSpec) -> None:
+    """Refuse to resume a run whose stored space differs from ``spec``'s (a function
+    tuned again with a constraint added or a range widened: its trials and best would
+    belong to another space)."""
+    changes = space_changes(journal.get_run(existing.id).settings.get("space", {}), spec.space)
+    if changes:
+        more = f"; and {len(changes) - 4} more" if len(changes) > 4 else ""
+        shown = "; ".join(changes[:4]) + more
+        raise StorageError(
+            f"run {existing.id} ({existing.describe()}) in {journal.path!r} was made on another "
+            f"search space ({shown}): resume it with the space it was made on, or give the "
+            "new run another name (label=, --name) or journal (storage=, --db)"
+        )
+
+
+def check_data(journal: Journal, record: RunRecord, digest: str | None) -> None:
+    """Record the run's data digest, or refuse other data than the run was made from."""
+    if digest is None:
+        return
+    stored = journal.data_digest(record.id)
+    if stored is None:
+        journal._conn.execute(
+            "INSERT OR IGNORE INTO run_data (run_id, digest) VALUES (?,?)", (record.id, digest)
+        )
+    elif stored != digest:
+        raise StorageError(
+            f"run {record.id} ({record.problem}) in {journal.path!r} was made from other data "
+            f"(digest {stored[:16]}, now {digest[:16]}): the replayed table changed since; "
+            "resume it with the data it was made from, or tune into another journal (--db)"
+        )
