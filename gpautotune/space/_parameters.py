@@ -75,14 +75,15 @@ class Parameter:
 
     def from_text(self, text: str) -> Any:
         """The value written as ``text`` (a CSV cell): the level written so (a text level
-        before others of the same text), else the number it reads as (NaN when empty),
-        else the text itself (which :meth:`index_of` then refuses, naming the levels)."""
+        before others of the same text), else the number it reads as, else the text itself
+        (which :meth:`index_of` then refuses, naming the levels). An empty cell is the
+        ``None`` level where there is one (an export writes ``None`` so), else NaN."""
         levels = sorted(getattr(self, "levels", ()), key=lambda v: not isinstance(v, str))
         for level in levels:
             if str(level) == text:
                 return level
         if not text.strip():
-            return math.nan
+            return None if any(level is None for level in levels) else math.nan
         for number in (int, float):
             try:
                 return number(text)
@@ -108,7 +109,8 @@ def _level_array(levels: tuple[Any, ...]) -> np.ndarray:
 
 @dataclass(frozen=True)
 class _Levels(Parameter):
-    """A parameter with a finite, ordered tuple of levels."""
+    """A parameter with a finite, ordered tuple of levels, each given back of its own type
+    (see :func:`_level_array`)."""
 
     levels: tuple[Any, ...] = ()
     _lookup: dict[Any, int] = field(init=False, repr=False, compare=False)
@@ -123,7 +125,7 @@ class _Levels(Parameter):
             raise SpaceError(f"parameter {self.name!r} has repeated levels: {levels}")
         object.__setattr__(self, "levels", levels)
         object.__setattr__(self, "_lookup", {v: i for i, v in enumerate(levels)})
-        object.__setattr__(self, "_array", np.asarray(levels))
+        object.__setattr__(self, "_array", _level_array(levels))
 
     @property
     def n_levels(self) -> int:
@@ -176,7 +178,8 @@ class Ordinal(_Levels):
 
     ``scale`` sets the model encoding: ``"index"`` (equally spaced levels), ``"linear"``
     (positions proportional to the values) or ``"log2"`` (proportional to log2 of the
-    values; all levels must be positive).
+    values; all levels must be positive). Each level comes back of its own type: of
+    ``(1, 1.5, 2)``, ``1`` stays an int (a kernel gets ``#define factor 1``, not ``1.0``).
     """
 
     scale: Scale = "index"
@@ -272,10 +275,6 @@ class IntRange(Ordinal):
 class Categorical(_Levels):
     """Unordered choices (strings or numbers); encoded by their index. Each choice comes
     back as it was given, of its own type (``0`` and ``"auto"`` among one's choices)."""
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        object.__setattr__(self, "_array", _level_array(self.levels))
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "categorical", "name": self.name, "choices": list(self.levels)}

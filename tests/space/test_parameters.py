@@ -80,3 +80,40 @@ def test_a_real_parameters_ends_decode_inside_its_bounds(low, high, log):
     ends = p.values_at(np.array([0.0, 1.0]))  # 0.1 came back as 0.10000000000000006
     assert low <= ends[0] <= ends[1] <= high and ends.tolist() == pytest.approx([low, high])
     assert p.index_of(ends).tolist() == pytest.approx([0.0, 1.0])
+
+
+def test_an_ordinal_of_ints_and_floats_keeps_each_levels_type():
+    # Kernel Tuner writes `#define factor 1`; an int level that came back as 1.0 did not build
+    p = Ordinal("factor", (2, 1, 1.5))
+    assert [(v, type(v)) for v in p.values_at(np.arange(3)).tolist()] == [
+        (1, int),
+        (1.5, float),
+        (2, int),
+    ]
+    space = Space([p, IntRange("n", 1, 2)], constraints=["factor * n != 3"])
+    configs = space.enumerate()
+    assert [str(c["factor"]) for c in configs] == ["1", "1", "1.5", "2", "2"]
+    assert space.to_configs(space.to_index(configs)) == configs
+    assert p.index_of([1.0, 2.0, 1.5]).tolist() == [0, 2, 1]
+    encoded = space.encode(space.to_index(configs))  # the model still sees floats
+    assert encoded.dtype == float and encoded[:, 0].tolist() == [0.0, 0.0, 0.5, 1.0, 1.0]
+    linear = Ordinal("factor", (1, 1.5, 2), scale="linear")
+    assert linear.positions(np.arange(3)).tolist() == [0.0, 0.5, 1.0]
+
+
+@pytest.mark.parametrize(
+    ("levels", "dtype"),
+    [((1, 2, 4), np.int64), ((0.5, 1.0, 2.0), np.float64), ((1.0, 2.5), np.float64)],
+)
+def test_ordinals_of_one_number_type_keep_their_numpy_dtype(levels, dtype):
+    values = Ordinal("u", levels).values_at(np.arange(len(levels)))
+    assert values.dtype == dtype and values.tolist() == sorted(levels)
+    assert IntRange("r", 1, 3).values_at(np.arange(3)).dtype == np.int64
+
+
+def test_an_empty_cell_is_the_none_level_only_where_there_is_one():
+    assert Categorical("mode", [None, "a"]).from_text("") is None
+    assert Categorical("mode", [None, "a"]).from_text("None") is None
+    assert Categorical("mode", ["", None]).from_text("") == ""  # a text level comes first
+    assert np.isnan(Categorical("mode", ["a", "b"]).from_text(""))
+    assert np.isnan(IntRange("x", 1, 3).from_text(""))

@@ -1,5 +1,6 @@
 """Faults found by probing the journal and its exports: each test fails without its fix."""
 
+import json
 import sqlite3
 
 import pandas as pd
@@ -7,6 +8,7 @@ import pytest
 
 from gpautotune.exceptions import ConfigError, StorageError
 from gpautotune.problems import Measurement
+from gpautotune.problems.kt_cache import kt_cache_problem
 from gpautotune.space import Categorical, IntRange, Space
 from gpautotune.storage import Journal, RunSpec, export_t4, export_table, import_csv
 from gpautotune.storage._records import dumps
@@ -143,3 +145,49 @@ def test_a_database_of_another_application_is_refused_and_left_alone(tmp_path):
     with Journal(old) as j:
         j.record_report_settings({"a": 1})
         assert j.report_settings() == {"a": 1}
+
+
+def test_levels_mixing_ints_and_floats_keep_their_types_through_a_t4_round_trip(tmp_path):
+    # Kernel Tuner #defines the level 1 as "1"; gpautotune gave 1.0, and exports wrote 1.0
+    tune_params = {"bx": [32, 64], "unroll": [1, 2, 2.5, 4]}
+    cache = {
+        f"{bx},{u}": {"bx": bx, "unroll": u, "time": bx / 32 + u, "times": [bx / 32 + u]}
+        for bx in tune_params["bx"]
+        for u in tune_params["unroll"]
+    }
+    document = {"tune_params_keys": ["bx", "unroll"], "tune_params": tune_params, "cache": cache}
+    (tmp_path / "mixed.json").write_text(json.dumps({**document, "objective": "time"}))
+    problem = kt_cache_problem(tmp_path / "mixed.json")
+    best = problem.best_known()
+    assert best == {"bx": 32, "unroll": 1} and type(best["unroll"]) is int
+    configs = problem.space.enumerate()
+    assert [type(c["unroll"]) for c in configs[:4]] == [int, int, float, int]
+    j = Journal(tmp_path / "j.db")
+    run = j.open_run(spec(problem="kt-cache", problem_settings=problem.describe()), len(configs))
+    j.add_trials(run.id, [Trial(i, c, problem.evaluate(c)) for i, c in enumerate(configs)])
+    written = json.loads(export_t4(j, tmp_path / "t4.json").read_text())
+    assert [r["configuration"]["unroll"] for r in written["results"]][:4] == [1, 2, 2.5, 4]
+    assert "1.0" not in json.dumps([r["configuration"] for r in written["results"]])
+    back = kt_cache_problem(tmp_path / "t4.json")
+    assert [(v, type(v)) for v in back.space["unroll"].levels] == [
+        (1, int),
+        (2, int),
+        (2.5, float),
+        (4, int),
+    ]
+
+
+def test_a_none_level_written_as_an_empty_cell_reads_back_as_none(tmp_path):
+    space = Space([Categorical("mode", [None, "a"]), IntRange("x", 1, 2)])
+    configs = [{"mode": None, "x": 1}, {"mode": "a", "x": 2}, {"mode": None, "x": 2}]
+    back, values = round_trip(tmp_path, space, configs)
+    assert back == configs and values == [0.0, 1.0, 2.0]
+    assert pd.read_csv(tmp_path / "t.csv", dtype=str, keep_default_na=False)["mode"].tolist() == [
+        "",
+        "a",
+        "",
+    ]
+    # only a parameter with a None level reads an empty cell so
+    (tmp_path / "e.csv").write_text("mode,value\n,1.5\n")
+    with pytest.raises(ConfigError, match="row 2: nan is not a level of parameter 'mode'"):
+        import_csv(tmp_path / "e.csv", Space([Categorical("mode", ["a", "b"])]))
