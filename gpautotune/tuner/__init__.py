@@ -18,7 +18,8 @@ info, and asks the strategy for the rest with those as pending.
 
 from __future__ import annotations
 
-from gpautotune.tuner._run import TuneResult, TuningRun, best_trial, name_clash, run_spec
+from gpautotune.tuner._result import TuneResult, best_trial
+from gpautotune.tuner._run import TuningRun, name_clash, run_spec
 from gpautotune.tuner._tune import FIRST_CRASHES, tune
 
 __all__ = [

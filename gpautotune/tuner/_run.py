@@ -7,7 +7,6 @@ import os
 import time
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gpautotune.exceptions import (
@@ -30,11 +29,12 @@ from gpautotune.tuner._checks import (
     positive_int,
     warm_configs,
 )
+from gpautotune.tuner._result import best_trial
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["TuningRun", "TuneResult", "best_trial", "run_spec", "name_clash"]
+__all__ = ["TuningRun", "run_spec", "name_clash"]
 
 _log = logging.getLogger("gpautotune.tuner")
 StorageLike = Journal | str | os.PathLike[str] | None
@@ -71,38 +71,6 @@ def run_spec(
         label=label,
         data_digest=problem.data_digest() if problem else None,
     )
-
-
-def best_trial(trials: Sequence[Trial]) -> Trial | None:
-    """The ok trial of lowest value (earliest on ties)."""
-    ok = [t for t in trials if t.ok]
-    return min(ok, key=lambda t: (t.value, t.number)) if ok else None
-
-
-@dataclass(frozen=True)
-class TuneResult:
-    """What :func:`tune` returns."""
-
-    run_id: int
-    trials: list[Trial]
-    budget: int
-    storage: str
-
-    @property
-    def best(self) -> Trial | None:
-        return best_trial(self.trials)
-
-    @property
-    def best_config(self) -> Config | None:
-        return None if self.best is None else dict(self.best.config)
-
-    @property
-    def best_value(self) -> float | None:
-        return None if self.best is None else self.best.value
-
-    @property
-    def used(self) -> int:
-        return sum(t.counts_in_budget for t in self.trials)
 
 
 def name_clash(journal: Journal, spec: RunSpec) -> RunRecord | None:

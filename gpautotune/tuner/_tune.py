@@ -14,7 +14,8 @@ from gpautotune.space import Space
 from gpautotune.strategies import Strategy
 from gpautotune.trial import Trial
 from gpautotune.tuner._checks import positive_int
-from gpautotune.tuner._run import StorageLike, TuneResult, TuningRun
+from gpautotune.tuner._result import TuneResult
+from gpautotune.tuner._run import StorageLike, TuningRun
 
 __all__ = ["FIRST_CRASHES", "tune"]
 
