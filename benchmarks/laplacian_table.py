@@ -39,17 +39,11 @@ import pandas as pd
 from rich.progress import Progress
 
 from gpautotune.problems.laplacian.problem import LaplacianProblem
+from gpautotune.problems.laplacian.space import laplacian_space
 from gpautotune.problems.opencl import register_icd
 
-PARAMS = [
-    "elements_number",
-    "y_component_number",
-    "vector_length",
-    "temporary_size",
-    "load_overlap",
-    "threads_number",
-    "lws_y",
-]
+#: The table's parameter columns: the space's (the K40c table's seven).
+PARAMS = laplacian_space().names
 
 _worker: dict[str, Any] = {}
 
