@@ -5,18 +5,19 @@ brute-forced table, in the K40c table's format, that no default was chosen on.
         --sizes 2560x1600 --workers 15 [--limit N] [--deadline-s S]
 
 Kernels are timed one at a time on the device while their compiles run in parallel:
-``--workers`` spawned processes each open the device and compile configurations from
-source (their compile times recorded), handing back the program binaries; as each comes
-in, this process builds the program from its binary (into the device's program cache,
-:meth:`~gpautotune.problems.opencl.BuildCache.add`) and measures it with
-:class:`~gpautotune.problems.laplacian.runner.LaplacianRunner` (warm-up, check against
-the NumPy reference, min of ``--repeats`` timed launches per size). Writes, in OUT:
+``--workers`` local Dask workers (:func:`~gpautotune.parallel.dask_client`) each open the
+device and compile configurations from source (their compile times recorded), handing
+back the program binaries; as each comes in, this process builds the program from its
+binary (into the device's program cache, :meth:`~gpautotune.problems.opencl.BuildCache.add`)
+and measures it with :class:`~gpautotune.problems.laplacian.runner.LaplacianRunner`
+(warm-up, check against the NumPy reference, min of ``--repeats`` timed launches per
+size). Writes, in OUT:
 
 - ``table.csv.gz``: one row per configuration: the seven parameters, ``time_per_pixel``
   (empty for a failed one, as ``laplacian-replay`` reads failures), ``status``,
   ``compile_s`` and the first line of the error;
 - ``table.json``: the device, driver, sizes, repeats, counts per status, the optimum and
-  the phases' wall times.
+  the wall time.
 
 With ``--deadline-s`` the timing phase stops once that many seconds have passed since the
 start, writing what it measured (``table.json`` says how many rows are missing): a rerun
@@ -28,7 +29,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import multiprocessing as mp
+import os
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -38,6 +39,7 @@ from typing import Any
 import pandas as pd
 from rich.progress import Progress
 
+from gpautotune.parallel import dask_client
 from gpautotune.problems.laplacian.problem import LaplacianProblem
 from gpautotune.problems.laplacian.space import laplacian_space
 from gpautotune.problems.opencl import register_icd
@@ -45,26 +47,28 @@ from gpautotune.problems.opencl import register_icd
 #: The table's parameter columns: the space's (the K40c table's seven).
 PARAMS = laplacian_space().names
 
-_worker: dict[str, Any] = {}
 
+def _session(platform: str) -> tuple[LaplacianProblem, Any]:
+    """This worker's problem and device session, opened once per worker process."""
+    from distributed import get_worker
 
-def _open(platform: str) -> None:
-    """A compile worker's device and context (one per spawned process)."""
     from gpautotune.problems.opencl import DeviceSession
 
-    problem = LaplacianProblem(platform=platform, sizes=[(8, 8)])
-    _worker.update(problem=problem, session=DeviceSession(problem.device_info))
+    worker = get_worker()
+    if not hasattr(worker, "laplacian_table"):
+        problem = LaplacianProblem(platform=platform, sizes=[(8, 8)])
+        worker.laplacian_table = problem, DeviceSession(problem.device_info)
+    return worker.laplacian_table
 
 
-def _compile(item: tuple[int, dict[str, Any]]) -> tuple[int, float, bytes | None, str]:
+def _compile(i: int, config: dict[str, Any], platform: str) -> tuple[int, float, bytes | None, str]:
     """(position, compile seconds, binary or None, first line of the build log)."""
     import pyopencl as cl
 
     from gpautotune.problems.opencl import BuildFailure
 
-    i, config = item
-    session = _worker["session"]
-    source = _worker["problem"].kernel(config).source
+    problem, session = _session(platform)
+    source = problem.kernel(config).source
     try:
         built = session.builds.build(source)
     except BuildFailure as exc:
@@ -75,10 +79,16 @@ def _compile(item: tuple[int, dict[str, Any]]) -> tuple[int, float, bytes | None
 
 def compiled(configs: list[dict[str, Any]], platform: str, workers: int) -> Iterator[tuple]:
     """(position, compile seconds, binary or None, build log's first line) of each
-    configuration, in the order ``workers`` spawned processes finish compiling them."""
-    ctx = mp.get_context("spawn")
-    with ctx.Pool(workers, initializer=_open, initargs=(platform,)) as pool:
-        yield from pool.imap_unordered(_compile, list(enumerate(configs)), chunksize=8)
+    configuration, in the order ``workers`` local Dask workers finish compiling them."""
+    from distributed import as_completed
+
+    with dask_client(workers=workers) as client:
+        futures = [
+            client.submit(_compile, i, c, platform, pure=False) for i, c in enumerate(configs)
+        ]
+        for future in as_completed(futures):
+            yield future.result()
+            future.release()
 
 
 def measure_all(
@@ -126,7 +136,7 @@ def main() -> None:
     ap.add_argument("--platform", default="nvidia")
     ap.add_argument("--sizes", nargs="+", default=["2560x1600"])
     ap.add_argument("--repeats", type=int, default=4)
-    ap.add_argument("--workers", type=int, default=max(1, mp.cpu_count() - 1))
+    ap.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 1))
     ap.add_argument("--limit", type=int, default=None, help="the first N configurations only")
     ap.add_argument("--deadline-s", type=float, default=float("inf"))
     ap.add_argument("--resume", type=Path, default=None, help="a table.csv.gz to complete")
