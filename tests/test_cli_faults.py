@@ -150,3 +150,41 @@ def test_an_empty_journal_path_is_refused_naming_the_option(booth_yaml, tmp_path
     empty.write_text("problem: {name: booth}\nbudget: 3\nstorage: ''\n")
     _one_line_error(runner.invoke(app, ["tune", str(empty)]), "storage: is empty")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["booth.yaml", "e.yaml"]
+
+
+def test_show_tells_an_interrupted_run_from_a_running_one(booth_db):
+    """A run left ``running`` by a process that is gone (killed, its machine stopped) is
+    shown as interrupted; one whose owner still runs, as running."""
+    import socket
+    import sqlite3
+    import subprocess
+    import sys
+
+    from gpautotune.storage import Journal
+
+    with sqlite3.connect(booth_db) as conn:
+        conn.execute("UPDATE runs SET status='running' WHERE id=1")
+    with Journal(booth_db) as journal:
+        journal.claim_run(1)  # this process: alive
+        assert "running" in _status(booth_db)
+        journal.release_run(1)
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    with sqlite3.connect(booth_db) as conn:  # its owner: a process that has ended
+        conn.execute(
+            "INSERT OR REPLACE INTO run_owners (run_id, host, pid, process_started, since) "
+            "VALUES (1, ?, ?, 1.0, 0)",
+            (socket.gethostname(), int(gone.stdout)),
+        )
+    assert _status(booth_db) == "interrupted"
+
+
+def _status(db: str) -> str:
+    """The status column of ``show``'s first run."""
+    output = runner.invoke(app, ["show", db, "--top", "0"], env={"COLUMNS": "300"}).output
+    row = next(line for line in output.splitlines() if line.startswith("│ 1 "))
+    return row.strip("│ ").split("│")[-1].strip()

@@ -86,7 +86,7 @@ def show(
             str(len(counted)),
             str(sum(not t.ok for t in counted)),
             fmt(best.value) if best else "-",
-            r.status,
+            "interrupted" if r.status == "running" and not journal.owned(r.id) else r.status,
         )
         details.append((r, sorted((t for t in trials if t.ok), key=lambda t: t.value)[:top]))
     console.print(overview)

@@ -265,6 +265,11 @@ class Journal:
             _owners.release_run(self._conn, run_id)
         self.checkpoint()  # the run is left (finished or interrupted): the file holds it
 
+    def owned(self, run_id: int) -> bool:
+        """Whether a process that still runs owns the run (a ``running`` run without one
+        was interrupted: killed, or its machine stopped)."""
+        return _owners.owned(self._conn, run_id)
+
     def find_run(self, key: str) -> RunRecord | None:
         row = self._conn.execute("SELECT id FROM runs WHERE key=?", (key,)).fetchone()
         return None if row is None else self.get_run(row[0])

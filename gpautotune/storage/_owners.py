@@ -77,11 +77,24 @@ def release_run(conn: sqlite3.Connection, run_id: int) -> None:
     )
 
 
-def _alive(host: str, pid: int, started: float) -> bool:
+def owned(conn: sqlite3.Connection, run_id: int) -> bool:
+    """Whether a process that still runs owns run ``run_id`` (a reader's question: no
+    claim is taken over, and a journal without the owners' table has no owner)."""
+    try:
+        row = conn.execute(
+            "SELECT host, pid, process_started FROM run_owners WHERE run_id=?", (run_id,)
+        ).fetchone()
+    except sqlite3.OperationalError:  # a journal of a version before owners were kept
+        return False
+    return row is not None and _alive(*row, taking_over=False)
+
+
+def _alive(host: str, pid: int, started: float, *, taking_over: bool = True) -> bool:
     """Whether an owner still runs. An owner on another host is not: a journal in WAL
     mode is only ever shared by processes of one host, so it was copied here."""
     if host != socket.gethostname():
-        _log.warning("run owned by pid %s on %s, another host: taken over", pid, host)
+        if taking_over:
+            _log.warning("run owned by pid %s on %s, another host: taken over", pid, host)
         return False
     now = _process_started(pid)
     return now is not None and abs(now - started) < 1.0
