@@ -69,22 +69,16 @@ from gpautotune.space import (
     Space,
     compile_expression,
 )
-from gpautotune.storage import STATUS_INVALIDITY, TuningRecords, read_tuning_file
+from gpautotune.storage import (
+    HIGHER_IS_BETTER,
+    STATUS_INVALIDITY,
+    TuningRecords,
+    read_tuning_file,
+)
 
 __all__ = ["KtCacheProblem", "kt_cache_problem", "HIGHER_IS_BETTER"]
 
 _STATUS_OF = {invalidity: status for status, invalidity in STATUS_INVALIDITY.items()}
-
-#: Objectives whose direction Kernel Tuner knows (its ``objective_default_map``): True
-#: where higher is better. A file's objective takes this direction unless one is given.
-HIGHER_IS_BETTER = {
-    **dict.fromkeys(("time", "energy", "cost", "loss"), False),
-    **dict.fromkeys(
-        ("GFLOP/s", "TFLOP/s", "GB/s", "TB/s", "GFLOPS/W", "TFLOPS/W", "GFLOP/J", "TFLOP/J"),
-        True,
-    ),
-    "fitness": True,
-}
 
 
 def _direction(records: TuningRecords, given: str | None) -> Literal["min", "max"]:

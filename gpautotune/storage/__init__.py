@@ -3,6 +3,7 @@ field's exchange formats: Kernel Tuner caches and T4 results files in, T4 out.""
 
 from gpautotune.storage._journal import Journal, RunOwnedError
 from gpautotune.storage._kernel_tuner import (
+    HIGHER_IS_BETTER,
     STATUS_INVALIDITY,
     TuningRecords,
     read_tuning_file,
@@ -19,6 +20,7 @@ from gpautotune.storage._tables import export_table, import_csv, trials_frame
 from gpautotune.storage._url import journal_path
 
 __all__ = [
+    "HIGHER_IS_BETTER",
     "STATUS_INVALIDITY",
     "CatalogEntry",
     "Journal",

@@ -39,7 +39,13 @@ import numpy as np
 
 from gpautotune.exceptions import ConfigError
 
-__all__ = ["TuningRecords", "read_tuning_file", "read_json_document", "STATUS_INVALIDITY"]
+__all__ = [
+    "TuningRecords",
+    "read_tuning_file",
+    "read_json_document",
+    "STATUS_INVALIDITY",
+    "HIGHER_IS_BETTER",
+]
 
 #: Our failure statuses (``Status`` values) and T4's ``invalidity`` words, both ways.
 STATUS_INVALIDITY = {
@@ -49,6 +55,16 @@ STATUS_INVALIDITY = {
     "run_error": "runtime",
     "wrong_result": "correctness",
     "timeout": "timeout",
+}
+#: Objectives whose direction Kernel Tuner knows (its ``objective_default_map``): True
+#: where higher is better. A file's objective takes this direction unless one is given.
+HIGHER_IS_BETTER = {
+    **dict.fromkeys(("time", "energy", "cost", "loss"), False),
+    **dict.fromkeys(
+        ("GFLOP/s", "TFLOP/s", "GB/s", "TB/s", "GFLOPS/W", "TFLOPS/W", "GFLOP/J", "TFLOP/J"),
+        True,
+    ),
+    "fitness": True,
 }
 #: Kernel Tuner's error markers and the invalidity each one means.
 MARKERS = {

@@ -30,7 +30,7 @@ from typing import Any
 
 from gpautotune.exceptions import ConfigError
 from gpautotune.storage._journal import Journal, RunRecord
-from gpautotune.storage._kernel_tuner import MARKERS, STATUS_INVALIDITY
+from gpautotune.storage._kernel_tuner import HIGHER_IS_BETTER, MARKERS, STATUS_INVALIDITY
 from gpautotune.trial import Trial
 
 __all__ = ["t4_document", "export_t4", "validate_t4", "t4_schema", "T4_VERSION"]
@@ -82,9 +82,7 @@ def _choose_run(journal: Journal, run_id: int | None) -> RunRecord:
 
 #: Metrics whose name is their unit: Kernel Tuner's throughput objectives (a kernel
 #: file's metrics are often named so too).
-_UNIT_NAMES = frozenset(
-    ("GFLOP/s", "TFLOP/s", "GB/s", "TB/s", "GFLOPS/W", "TFLOPS/W", "GFLOP/J", "TFLOP/J")
-)
+_UNIT_NAMES = frozenset(name for name in HIGHER_IS_BETTER if "/" in name)
 #: gpautotune's own metrics by the ending of their names (``time_s``, ``compile_s``,
 #: ``copy_bandwidth_Bps``), and by name where the name does not say it.
 _SUFFIX_UNITS = (("_s", "s"), ("_Bps", "B/s"))
