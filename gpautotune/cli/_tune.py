@@ -81,8 +81,9 @@ def tune(
         strategy = build_strategy(cfg.strategy, problem, cfg.seed)
     storage = cfg.storage_path()
     spec = _spec(problem, strategy, cfg.seed, cfg.label)
-    _check_name(storage, spec)
-    stored = _stored(storage, spec) if resume else None
+    with _existing(storage) as journal:
+        _check_name(journal, spec, storage)
+        stored = _stored(journal, spec) if resume else None
     named = f", name {cfg.label!r}" if cfg.label else ""
     resuming = f"; resuming run {stored[0]} with {_trials(stored[1])} stored" if stored else ""
     if stored and stored[2] >= cfg.budget:
@@ -136,18 +137,26 @@ def _spec(problem: Any, strategy: Any, seed: Any, label: Any) -> Any:
     return run_spec(problem, strategy, seed=seed, label=label)
 
 
-def _stored(storage: str, spec: Any) -> tuple[int, int, int, str] | None:
-    """``(run id, trials stored, evaluations used, best text)`` of the run the command
-    resumes, or None for a new run."""
+@contextmanager
+def _existing(storage: str) -> Iterator[Any]:
+    """The journal at ``storage`` opened to read, or None where there is none yet."""
     from gpautotune.storage import Journal, journal_path
-    from gpautotune.tuner import best_trial
 
     path = journal_path(storage)
     if path == ":memory:" or not Path(path).is_file():
-        return None
+        yield None
+        return
     with Journal(path, read_only=True) as journal:
-        record = journal.find(spec)
-        trials = journal.trials(record.id) if record is not None else []
+        yield journal
+
+
+def _stored(journal: Any, spec: Any) -> tuple[int, int, int, str] | None:
+    """``(run id, trials stored, evaluations used, best text)`` of the run the command
+    resumes, or None for a new run (or no journal yet)."""
+    from gpautotune.tuner import best_trial
+
+    record = journal.find(spec) if journal is not None else None
+    trials = journal.trials(record.id) if record is not None else []
     if record is None or not trials:
         return None
     best = best_trial(trials)
@@ -173,7 +182,8 @@ def _resume_said_above() -> Iterator[None]:
 def _say_interrupted(storage: str, spec: Any) -> None:
     """One line on what an interrupted run left in the journal and how to go on."""
     try:
-        stored = _stored(storage, spec)
+        with _existing(storage) as journal:
+            stored = _stored(journal, spec)
     except GPAutotuneError:
         stored = None
     kept = (
@@ -218,16 +228,13 @@ def _spread(trials: list[Any]) -> None:
             console.print(f"trials per {what}: {listing}", highlight=False)
 
 
-def _check_name(storage: str, spec: Any) -> None:
+def _check_name(journal: Any, spec: Any, storage: str) -> None:
     """Refuse a run name that the journal already gives a run with other settings."""
-    from gpautotune.storage import Journal, journal_path
     from gpautotune.tuner import name_clash
 
-    path = journal_path(storage)
-    if spec.label is None or path == ":memory:" or not Path(path).is_file():
+    if journal is None or spec.label is None:
         return
-    with Journal(path, read_only=True) as journal:
-        clash = name_clash(journal, spec)
+    clash = name_clash(journal, spec)
     if clash is not None:
         raise GPAutotuneError(
             f"run name {spec.label!r} is taken in {storage} by run {clash.id} "
