@@ -39,11 +39,13 @@ from gpautotune.problems.quantization import (
     QuantizedWeight,
     Quantizer,
     best_so_far,
+    bits_column,
     digits_loaders,
     digits_model,
     digits_problem,
     evaluate_accuracy,
     find_layers,
+    history_frame,
     load_packed,
     mean_ci,
     plot_best_so_far,
@@ -67,6 +69,7 @@ __all__ = [
     "QuantizedWeight",
     "Quantizer",
     "best_so_far",
+    "bits_column",
     "digits_loaders",
     "digits_model",
     "digits_problem",
@@ -84,33 +87,6 @@ __all__ = [
 ]
 
 
-def history_frame(trials: Sequence[Trial], policies: PolicySpace) -> pd.DataFrame:
-    """One row per trial: number, status, value (the objective: the accuracy loss, plus the
-    size term with a size weight), top1, top5, size_bytes, mean_bits, accuracy_loss,
-    size_fraction (of the 8-bit size), duration_s, source, then one column of bits per
-    layer (module names)."""
-    rows = []
-    for t in trials:
-        m = t.measurement.metrics
-        row = {
-            "number": t.number,
-            "origin": t.origin.value,
-            "status": t.status.value,
-            "value": t.value,
-            "top1": m.get("top1"),
-            "top5": m.get("top5"),
-            "size_bytes": m.get("size_bytes"),
-            "mean_bits": m.get("mean_bits"),
-            "accuracy_loss": m.get("accuracy_loss"),
-            "size_fraction": m.get("size_fraction"),
-            "duration_s": t.duration_s,
-            "source": t.source,
-        }
-        row.update(policies.to_policy(t.config))
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
 @dataclass(frozen=True, eq=False)
 class PolicyResult:
     """The best policy a search found.
@@ -120,7 +96,10 @@ class PolicyResult:
         size_bytes: its exact storage (packed codes + float32 scales).
         accuracy: its accuracy (the search's metric) on the validation loader.
         reference_accuracy: the uniform 8-bit network's accuracy.
-        history: every trial (:func:`history_frame`).
+        history: every trial (:func:`history_frame`): number, status, value, top1, ...
+            then the bits of each layer in a column named by the layer
+            (``result.history[bits_column(name)]``: ``bits.NAME`` where a layer's name is
+            a fixed column's, such as ``value``).
         quantizer: how the policy is applied (method, fine-tune).
         problem: the problem searched (its space, layers and device).
     """
@@ -189,19 +168,27 @@ def search_policy(
     (or trades accuracy for size: ``size_weight``).
 
     Args:
-        model: a trained classifier.
-        val_loader: validation batches ``(inputs, targets)``, re-iterable (a list or a
-            DataLoader: it is read once per policy).
-        size_limit: bytes (int), a fraction of the float32 weight size (float < 1), or
-            None for no limit (size in the objective only).
-        bits: allowed bit widths, for all layers or per layer name.
+        model: a trained classifier: an ``nn.Module`` returning logits of shape
+            ``(batch, classes)``.
+        val_loader: validation batches ``(inputs, targets)``, targets integer class
+            indices of shape ``(batch,)``; re-iterable (a list or a DataLoader: it is read
+            once per policy).
+        size_limit: bytes (int), a fraction in (0, 1) of the float32 weight size (float:
+            ``1.0`` or ``2048.0`` are refused), or None for no limit (size in the
+            objective only).
+        bits: allowed bit widths, a list of ints within 1..16 for all layers (``[2, 4,
+            8]``, ``range(1, 9)``), or a mapping layer name -> such a list.
         budget: policies evaluated.
         n_init: initial (space-filling) policies, for strategies that take ``n_init``.
         strategy: a registered strategy name (``gpr``, ``sobol``, ``random``, ``round-robin``).
         train_loader: training batches for the STE fine-tune.
         finetune_steps: fine-tune steps per policy (0: none).
         device: where to evaluate (default CUDA when available).
-        storage: a journal path (resumable) or :class:`~gpautotune.storage.Journal`.
+        storage: a journal path (resumable) or :class:`~gpautotune.storage.Journal`. A
+            run is keyed by the model's fingerprint and the settings; the digest of the
+            validation data (and of the fine-tune's batches) is stored with it, and
+            resuming it on other data is refused (:class:`~gpautotune.exceptions.StorageError`):
+            give another journal.
         seed: the strategy's seed; also seeds the fine-tune (0 when None).
         layers: module names to quantize (default every Conv*d and Linear); of layers
             sharing one weight tensor (tied weights), name only one.
@@ -215,6 +202,8 @@ def search_policy(
             error; otherwise each trial is logged at INFO level (``gpautotune.tuner``).
 
     Raises:
+        ConfigError: a bad argument, or logits or targets of another shape or dtype.
+        StorageError: the run in ``storage`` was made from other data.
         GPAutotuneError: no policy could be evaluated.
     """
     quantizer = Quantizer(method=method, finetune_steps=finetune_steps, seed=seed or 0)

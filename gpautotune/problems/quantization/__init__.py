@@ -16,6 +16,7 @@ from gpautotune.problems.quantization._digits import (
 )
 from gpautotune.problems.quantization._factory import digits_problem
 from gpautotune.problems.quantization._finetune import finetune_ste
+from gpautotune.problems.quantization._history import HISTORY_COLUMNS, bits_column, history_frame
 from gpautotune.problems.quantization._layers import LayerInfo, find_layers, parameter_names
 from gpautotune.problems.quantization._packed import PackedLayer, PackedModel, load_packed
 from gpautotune.problems.quantization._plots import (
@@ -41,6 +42,7 @@ from gpautotune.problems.quantization._quantize import (
 from gpautotune.problems.quantization._quantizer import Quantizer, WorkingModel
 
 __all__ = [
+    "HISTORY_COLUMNS",
     "Accuracy",
     "BitsSpec",
     "DigitsResNet",
@@ -55,6 +57,7 @@ __all__ = [
     "Quantizer",
     "WorkingModel",
     "best_so_far",
+    "bits_column",
     "cache_dir",
     "digits_data",
     "digits_loaders",
@@ -62,6 +65,7 @@ __all__ = [
     "digits_problem",
     "evaluate_accuracy",
     "find_layers",
+    "history_frame",
     "load_packed",
     "finetune_ste",
     "mean_ci",

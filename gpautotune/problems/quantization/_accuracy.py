@@ -11,7 +11,7 @@ from torch import nn
 
 from gpautotune.exceptions import ConfigError
 
-__all__ = ["Accuracy", "evaluate_accuracy", "resolve_device", "split_batch"]
+__all__ = ["Accuracy", "check_outputs", "evaluate_accuracy", "resolve_device", "split_batch"]
 
 #: Top-5 accuracy is reported only for more than this many classes.
 TOP5_MIN_CLASSES = 5
@@ -63,18 +63,65 @@ def split_batch(batch: Any, device: torch.device) -> tuple[torch.Tensor, torch.T
     """``(inputs, targets)`` of a loader batch, moved to ``device``."""
     if not isinstance(batch, (tuple, list)) or len(batch) < 2:
         raise ConfigError("data loaders must yield (inputs, targets) batches")
-    return batch[0].to(device, non_blocking=True), batch[1].to(device, non_blocking=True)
+    x, y = batch[0], batch[1]
+    if not isinstance(y, torch.Tensor):
+        raise ConfigError(
+            f"targets must be a tensor of class indices, got a {type(y).__name__}; "
+            "the loader must yield (inputs, targets) with targets a torch tensor"
+        )
+    return x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+
+
+def check_outputs(logits: Any, y: torch.Tensor) -> None:
+    """Refuse what top-k accuracy cannot be computed from: logits that are not
+    ``(batch, classes)``, targets that are not integer class indices ``(batch,)`` within
+    ``0 .. classes - 1`` (one-hot or soft targets, sequence outputs, regression outputs).
+    """
+    expected = (
+        "the model must return logits of shape (batch, classes) and the loader targets of "
+        "integer class indices of shape (batch,)"
+    )
+    if not isinstance(logits, torch.Tensor):
+        raise ConfigError(f"{expected}; the model returned a {type(logits).__name__}")
+    got = f"got logits {tuple(logits.shape)} and targets {tuple(y.shape)} {y.dtype}"
+    integer = not (y.dtype.is_floating_point or y.dtype.is_complex or y.dtype == torch.bool)
+    if logits.dim() != 2 or logits.shape[1] < 1 or y.dim() != 1 or not integer:
+        raise ConfigError(f"{expected}; {got}")
+    if logits.shape[0] != y.shape[0]:
+        raise ConfigError(f"{expected}, with one target per row of logits; {got}")
+    if y.numel() and not (0 <= int(y.min()) and int(y.max()) < logits.shape[1]):
+        raise ConfigError(
+            f"targets must be class indices in 0..{logits.shape[1] - 1} (the model returns "
+            f"{logits.shape[1]} logits); got labels {int(y.min())}..{int(y.max())}"
+        )
 
 
 @torch.inference_mode()
-def evaluate_accuracy(model: nn.Module, loader: Iterable[Any], device: torch.device) -> Accuracy:
-    """Top-1 (and Top-5 with more than five classes) accuracy of ``model`` in eval mode."""
+def evaluate_accuracy(
+    model: nn.Module, loader: Iterable[Any], device: torch.device, *, check: bool = True
+) -> Accuracy:
+    """Top-1 (and Top-5 with more than five classes) accuracy of ``model`` in eval mode.
+
+    Args:
+        model: a classifier returning logits of shape ``(batch, classes)``.
+        loader: batches ``(inputs, targets)``, targets integer class indices of shape
+            ``(batch,)``.
+        device: where to evaluate.
+        check: check every batch's logits and targets (:func:`check_outputs`); a search
+            checks once, at its first evaluation, and not at every policy.
+
+    Raises:
+        ConfigError: logits or targets of another shape or dtype, labels out of range, or
+            a loader that yields no examples.
+    """
     model.eval()
     hits1 = hits5 = 0
     total, classes = 0, 0
     for batch in loader:
         x, y = split_batch(batch, device)
         logits = model(x)
+        if check:
+            check_outputs(logits, y)
         classes = logits.shape[-1]
         top = logits.topk(min(5, classes), dim=-1).indices
         match = top == y[:, None]

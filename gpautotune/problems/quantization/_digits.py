@@ -78,6 +78,12 @@ def digits_loaders(batch_size: int = 128, seed: int = 0) -> tuple[DataLoader, Da
     )
 
 
+def _require_positive(name: str, value: object) -> None:
+    """Refuse a size of the network or its training that is not an int >= 1."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{name} must be an int >= 1, got {value!r}")
+
+
 class _Block(nn.Module):
     def __init__(self, cin: int, cout: int, stride: int) -> None:
         super().__init__()
@@ -107,6 +113,8 @@ class DigitsResNet(nn.Module):
 
     def __init__(self, width: int = 16, blocks: int = 2, classes: int = 10) -> None:
         super().__init__()
+        for name, value in (("width", width), ("blocks", blocks), ("classes", classes)):
+            _require_positive(name, value)
         self.stem = nn.Sequential(
             nn.Conv2d(1, width, 3, 1, 1, bias=False), nn.BatchNorm2d(width), nn.ReLU()
         )
@@ -140,6 +148,12 @@ class DigitsTraining:
     lr: float = 0.01
     batch_size: int = 64
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("width", "blocks", "epochs", "batch_size"):
+            _require_positive(name, getattr(self, name))
+        if not self.lr > 0:
+            raise ConfigError(f"lr must be > 0, got {self.lr!r}")
 
     def key(self, device: torch.device) -> str:
         text = json.dumps({**asdict(self), "device": device.type, "version": 1}, sort_keys=True)

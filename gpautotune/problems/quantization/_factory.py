@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from gpautotune.problems.quantization._digits import DigitsTraining, digits_loaders, digits_model
-from gpautotune.problems.quantization._problem import QuantizationProblem
+from gpautotune.problems.quantization._policy import check_bit_widths
+from gpautotune.problems.quantization._problem import QuantizationProblem, check_objective
 from gpautotune.problems.quantization._quantizer import Quantizer
 
 __all__ = ["digits_problem"]
 
 
 def digits_problem(
-    size_limit: float | None = 0.07,
+    size_limit: int | float | None = 0.07,
     bits_low: int = 1,
     bits_high: int = 8,
     method: str = "uniform",
@@ -24,28 +25,32 @@ def digits_problem(
     """Quantize the digits demo network (:func:`~._digits.digits_model`, trained and cached).
 
     Args:
-        size_limit: bytes (int) or a fraction of the float32 weight size (0.07 of 32 bits
-            is 2.24 bits per weight on average, scales included; about 0.24% of the raw
-            policies fit), or None for no limit (with ``size_weight``).
+        size_limit: bytes (int) or a fraction in (0, 1) of the float32 weight size (float:
+            0.07 of 32 bits is 2.24 bits per weight on average, scales included; about
+            0.24% of the raw policies fit), or None for no limit (with ``size_weight``).
         bits_low: fewest bits of any layer.
         bits_high: most bits of any layer.
         method: ``"uniform"`` or ``"kmeans"``.
         finetune_steps: STE fine-tune steps per policy (0: none).
         metric: ``"top1"`` or ``"top5"``.
-        width: channels of the network's first stage (16 -> 174k weights).
+        width: channels of the network's first stage (16 -> 174k weights), >= 1.
         seed: the model's training seed (and the fine-tune's).
         device: ``"cpu"`` or ``"cuda"`` (default CUDA when available).
         size_weight: weight of the size term in the objective (seed 003 §13.6.3:
             accuracy loss + ``size_weight`` x size / 8-bit size).
     """
-    model = digits_model(DigitsTraining(width=width, seed=seed), device=device)
-    train, val = digits_loaders(seed=seed)
+    # the options are checked before the model is trained (seconds) or loaded
+    check_objective(size_limit, size_weight)
+    bits = check_bit_widths(range(bits_low, bits_high + 1), f"bits {bits_low}..{bits_high}")
     quantizer = Quantizer(method=method, finetune_steps=finetune_steps, seed=seed)
+    training = DigitsTraining(width=width, seed=seed)
+    model = digits_model(training, device=device)
+    train, val = digits_loaders(seed=seed)
     return QuantizationProblem(
         model,
         val,
         size_limit=size_limit,
-        bits=range(bits_low, bits_high + 1),
+        bits=bits,
         quantizer=quantizer,
         train_loader=train if finetune_steps else None,
         metric=metric,

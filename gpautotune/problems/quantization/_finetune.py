@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -20,7 +21,7 @@ from gpautotune.exceptions import ConfigError
 from gpautotune.problems.quantization._accuracy import split_batch
 from gpautotune.problems.quantization._quantize import quantize_weight
 
-__all__ = ["finetune_ste"]
+__all__ = ["finetune_ste", "seeded_batches"]
 
 _log = logging.getLogger(__name__)
 
@@ -33,6 +34,30 @@ def _batches(loader: Iterable[Any]) -> Iterator[Any]:
             yield batch
         if empty:
             raise ConfigError("the training loader yielded no batches")
+
+
+@contextmanager
+def seeded_batches(
+    loader: Iterable[Any], seed: int, device: torch.device | None = None
+) -> Iterator[Iterator[Any]]:
+    """The loader's batches, cycled, with the loader's shuffling seeded by ``seed``.
+
+    Seeds the global torch RNG (forked: restored on exit) and a DataLoader's own
+    ``generator`` (its state restored on exit), so the same seed reads the same batches
+    every time: the fine-tune reads them, and the problem's data digest hashes them.
+    """
+    cuda = [device.index or 0] if device is not None and device.type == "cuda" else []
+    generator = getattr(loader, "generator", None)  # a DataLoader's own shuffling generator
+    saved = generator.get_state() if isinstance(generator, torch.Generator) else None
+    with torch.random.fork_rng(devices=cuda):
+        torch.manual_seed(seed)
+        if saved is not None:
+            generator.manual_seed(seed)
+        try:
+            yield _batches(loader)
+        finally:
+            if saved is not None:
+                generator.set_state(saved)
 
 
 def finetune_ste(
@@ -68,22 +93,11 @@ def finetune_ste(
     optimiser = torch.optim.SGD(
         [p for p in model.parameters() if p.requires_grad], lr=lr, momentum=0.9
     )
-    cuda = [device.index or 0] if device.type == "cuda" else []
     loss = 0.0
     model.train()
-    generator = getattr(loader, "generator", None)  # a DataLoader's own shuffling generator
-    saved = generator.get_state() if isinstance(generator, torch.Generator) else None
-    with torch.random.fork_rng(devices=cuda):
-        torch.manual_seed(seed)
-        if saved is not None:
-            generator.manual_seed(seed)
-        try:
-            batches = _batches(loader)
-            for _ in range(steps):
-                loss = _step(model, layers, bits, next(batches), optimiser, method, device)
-        finally:
-            if saved is not None:
-                generator.set_state(saved)
+    with seeded_batches(loader, seed, device) as batches:
+        for _ in range(steps):
+            loss = _step(model, layers, bits, next(batches), optimiser, method, device)
     model.eval()
     _log.debug("STE fine-tune: %d steps, last loss %.4f", steps, loss)
     return loss

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -53,14 +53,19 @@ def find_layers(model: nn.Module, layers: Sequence[str] | None = None) -> tuple[
         layers: module names to quantize; default every ``Conv*d`` and ``Linear``.
 
     Raises:
-        ConfigError: a named layer does not exist or has no weight; selected layers
-            share one weight tensor (tied weights); no layer found.
+        ConfigError: ``model`` is not an ``nn.Module``; ``layers`` is not a list of names;
+            a named layer does not exist or has no weight; selected layers share one
+            weight tensor (tied weights); no layer found.
     """
+    from torch import nn
+
+    if not isinstance(model, nn.Module):
+        raise ConfigError(f"model must be a torch.nn.Module, got {_kind(model)}")
     modules = dict(model.named_modules())
     if layers is None:
         names = [n for n, m in modules.items() if type(m).__name__ in DEFAULT_TYPES]
     else:
-        names = list(layers)
+        names = _layer_names(layers)
         unknown = [n for n in names if n not in modules]
         if unknown:
             raise ConfigError(
@@ -84,6 +89,32 @@ def find_layers(model: nn.Module, layers: Sequence[str] | None = None) -> tuple[
         )
     _refuse_tied(modules, names)
     return tuple(out)
+
+
+def _kind(value: object) -> str:
+    """What ``value`` is, for the message refusing it as a model."""
+    if isinstance(value, Mapping):
+        return (
+            f"{type(value).__name__} (a state_dict? load it into its model with "
+            "model.load_state_dict(...) and pass the model)"
+        )
+    return type(value).__name__
+
+
+def _layer_names(layers: object) -> list[str]:
+    """``layers`` as a list of module names; a string or non-string items are refused."""
+    if isinstance(layers, (str, bytes)) or not isinstance(layers, Iterable):
+        raise ConfigError(
+            f"layers must be a list of module names, got {layers!r}; for one layer write "
+            f"[{layers!r}]"
+        )
+    names = list(layers)
+    odd = [n for n in names if not isinstance(n, str)]
+    if odd:
+        raise ConfigError(
+            f"layers must be module names (strings such as '0' or 'layer1.0.conv1'), got {odd}"
+        )
+    return names
 
 
 def _refuse_tied(modules: dict[str, nn.Module], names: Sequence[str]) -> None:

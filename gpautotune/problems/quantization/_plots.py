@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from gpautotune.problems.quantization._history import bits_column
+
 __all__ = ["plot_policy_trace", "plot_best_so_far", "best_so_far", "mean_ci"]
 
 
@@ -56,17 +58,19 @@ def plot_policy_trace(
     """Heat map of bits per layer (rows) and trial (columns), trial sizes and accuracies.
 
     Args:
-        history: :func:`gpautotune.quantization.history_frame` of a run (one column per layer name).
-        layers: the layer columns, top to bottom.
+        history: :func:`gpautotune.quantization.history_frame` of a run (one column of
+            bits per layer, :func:`~._history.bits_column`).
+        layers: the layer names, top to bottom.
         size_limit: bytes, drawn as a dashed line on the size panel.
         reference: the 8-bit accuracy, drawn on the accuracy panel.
         title: figure title.
     """
     plt = _pyplot()
     ok = history[history["status"] == "ok"].reset_index(drop=True)
+    columns = [bits_column(n) if bits_column(n) in history.columns else n for n in layers]
     fig, axes = plt.subplots(1, 3, figsize=(13, 0.22 * len(layers) + 2.2), width_ratios=[3, 1, 1])
     image = axes[0].imshow(
-        ok[list(layers)].to_numpy(dtype=float).T,
+        ok[columns].to_numpy(dtype=float).T,
         aspect="auto",
         cmap="RdYlGn",
         vmin=1,

@@ -24,7 +24,14 @@ from gpautotune.problems.quantization._layers import LayerInfo, parameter_names
 from gpautotune.problems.quantization._quantize import weight_bytes
 from gpautotune.space import Config, IntRange, Ordinal, Space
 
-__all__ = ["PolicySize", "PolicySpace", "BitsSpec", "resolve_size_limit"]
+__all__ = [
+    "BitsSpec",
+    "PolicySize",
+    "PolicySpace",
+    "check_bit_widths",
+    "check_size_limit",
+    "resolve_size_limit",
+]
 
 BitsSpec = Iterable[int] | Mapping[str, Iterable[int]]
 SIZE_COLUMN = "size_bytes"
@@ -50,24 +57,54 @@ class PolicySize:
         return total
 
 
+def check_size_limit(size_limit: object) -> None:
+    """Refuse a size limit that is neither bytes (a positive int), a fraction in (0, 1)
+    (a float), nor None."""
+    if size_limit is None:
+        return
+    if isinstance(size_limit, (int, np.integer)) and not isinstance(size_limit, bool):
+        if size_limit <= 0:
+            raise ConfigError(f"size_limit in bytes must be positive, got {size_limit}")
+        return
+    if isinstance(size_limit, (float, np.floating)):
+        if not 0.0 < size_limit < 1.0:
+            raise ConfigError(
+                f"a float size_limit is a fraction in (0, 1) of the float32 weight size, got "
+                f"{size_limit}; give bytes as an int, or size_limit=None with a size_weight "
+                "for no limit"
+            )
+        return
+    raise ConfigError(
+        f"size_limit must be bytes (int) or a fraction in (0, 1) (float), got {size_limit!r}"
+    )
+
+
 def resolve_size_limit(size_limit: int | float | None, float32_bytes: int) -> int | None:
-    """Bytes allowed: an int is bytes; a float in (0, 1) is a fraction of the float32 size;
-    None is no limit."""
+    """Bytes allowed: an int is bytes; a float is a fraction in (0, 1) of the float32
+    size; None is no limit."""
+    check_size_limit(size_limit)
     if size_limit is None:
         return None
-    if isinstance(size_limit, bool) or not isinstance(
-        size_limit, (int, float, np.integer, np.floating)
-    ):
-        raise ConfigError(
-            f"size_limit must be bytes (int) or a fraction in (0, 1) (float), got {size_limit!r}"
-        )
-    if isinstance(size_limit, (float, np.floating)) and not float(size_limit).is_integer():
-        if not 0.0 < size_limit < 1.0:
-            raise ConfigError(f"a fractional size_limit must lie in (0, 1), got {size_limit}")
+    if isinstance(size_limit, (float, np.floating)):
         return int(math.floor(size_limit * float32_bytes))
-    if size_limit <= 0:
-        raise ConfigError(f"size_limit must be positive, got {size_limit}")
     return int(size_limit)
+
+
+def check_bit_widths(levels: object, where: str = "bits") -> tuple[int, ...]:
+    """The sorted distinct bit widths of ``levels``, a list of ints within 1..16."""
+    if isinstance(levels, (str, bytes, Mapping)) or not isinstance(levels, Iterable):
+        raise ConfigError(
+            f"{where} must be a list of bit widths (ints such as [2, 4, 8] or range(1, 9)), "
+            f"or a mapping layer name -> such a list; got {levels!r}"
+        )
+    levels = list(levels)
+    odd = [b for b in levels if isinstance(b, bool) or not isinstance(b, (int, np.integer))]
+    if odd:
+        raise ConfigError(f"{where}: bit widths must be ints, got {odd} in {levels}")
+    widths = tuple(sorted({int(b) for b in levels}))
+    if not widths or widths[0] < 1 or widths[-1] > 16:
+        raise ConfigError(f"{where}: bit widths must be a non-empty set within 1..16, got {widths}")
+    return widths
 
 
 def _levels(layers: Sequence[LayerInfo], bits: BitsSpec) -> tuple[tuple[int, ...], ...]:
@@ -76,20 +113,11 @@ def _levels(layers: Sequence[LayerInfo], bits: BitsSpec) -> tuple[tuple[int, ...
         if unknown:
             raise ConfigError(f"bits names layers {unknown} that are not quantized")
         default = tuple(range(1, 9))
-        per_layer = [tuple(bits.get(layer.name, default)) for layer in layers]
-    else:
-        common = tuple(bits)
-        per_layer = [common] * len(layers)
-    out = []
-    for layer, levels in zip(layers, per_layer, strict=True):
-        levels = tuple(sorted({int(b) for b in levels}))
-        if not levels or levels[0] < 1 or levels[-1] > 16:
-            raise ConfigError(
-                f"layer {layer.name!r}: bit widths must be a non-empty set within 1..16, "
-                f"got {levels}"
-            )
-        out.append(levels)
-    return tuple(out)
+        return tuple(
+            check_bit_widths(bits.get(layer.name, default), f"bits[{layer.name!r}]")
+            for layer in layers
+        )
+    return (check_bit_widths(bits),) * len(layers)
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import islice
 from typing import Any
 
 import torch
@@ -14,24 +14,34 @@ from gpautotune.exceptions import ConfigError
 from gpautotune.measurement import Measurement, Status
 from gpautotune.problems._base import Problem
 from gpautotune.problems.quantization._accuracy import Accuracy, evaluate_accuracy, resolve_device
+from gpautotune.problems.quantization._digest import (
+    combine_digests,
+    model_fingerprint,
+    train_digest,
+    validation_digest,
+)
+from gpautotune.problems.quantization._finetune import seeded_batches
 from gpautotune.problems.quantization._layers import find_layers
-from gpautotune.problems.quantization._policy import BitsSpec, PolicySpace
+from gpautotune.problems.quantization._policy import BitsSpec, PolicySpace, check_size_limit
 from gpautotune.problems.quantization._quantizer import Quantizer, WorkingModel
 from gpautotune.space import Config
 
-__all__ = ["QuantizationProblem", "model_fingerprint"]
+__all__ = ["QuantizationProblem", "check_objective", "model_fingerprint"]
 
 _log = logging.getLogger(__name__)
 REFERENCE_BITS = 8
 
 
-def model_fingerprint(model: nn.Module) -> str:
-    """A short hash of a model's parameters and buffers (identifies the run's model)."""
-    digest = hashlib.blake2b(digest_size=8)
-    for key, tensor in sorted(model.state_dict().items()):
-        digest.update(key.encode())
-        digest.update(tensor.detach().to("cpu").contiguous().numpy().tobytes())
-    return digest.hexdigest()
+def check_objective(size_limit: object, size_weight: float) -> None:
+    """Refuse a bad size limit, a negative size weight, or neither a limit nor a weight
+    (cheap: factories call it before building their model)."""
+    check_size_limit(size_limit)
+    if not size_weight >= 0.0:
+        raise ConfigError(f"size_weight must be >= 0, got {size_weight!r}")
+    if size_limit is None and size_weight == 0.0:
+        raise ConfigError(
+            "give a size_limit, a positive size_weight (size in the objective), or both"
+        )
 
 
 def _require_reiterable(loader: Iterable[Any], what: str) -> None:
@@ -65,13 +75,20 @@ class QuantizationProblem(Problem):
     and an accuracy-neutral halving of the size at ``w / 2``. ``size_limit=None`` drops
     the limit (every policy is valid); a limit may also be kept beside the weight.
 
+    The run's key holds the model's fingerprint (:func:`~._digest.model_fingerprint`);
+    the data's digest (:meth:`data_digest`) is stored beside it, so that a journal's run
+    resumed on other validation data (or other fine-tune batches) is refused.
+
     Args:
-        model: a trained classifier (any ``nn.Module`` returning logits).
-        val_loader: validation batches ``(inputs, targets)``, re-iterable (a list or a
-            DataLoader: it is read once per policy).
-        size_limit: bytes (int), a fraction of the quantizable weights' float32 size, or
-            None for no limit (then ``size_weight`` must be positive).
-        bits: allowed bit widths, for every layer or per layer name.
+        model: a trained classifier: an ``nn.Module`` returning logits of shape
+            ``(batch, classes)``.
+        val_loader: validation batches ``(inputs, targets)``, targets integer class
+            indices of shape ``(batch,)``; re-iterable (a list or a DataLoader: it is read
+            once per policy).
+        size_limit: bytes (int), a fraction in (0, 1) of the quantizable weights' float32
+            size (float), or None for no limit (then ``size_weight`` must be positive).
+        bits: allowed bit widths (a list of ints within 1..16), for every layer, or a
+            mapping layer name -> such a list (other layers: 1..8).
         layers: module names to quantize (default every ``Conv*d`` and ``Linear``); of
             layers sharing one weight tensor (tied weights), name only one.
         quantizer: method and fine-tune settings (default: uniform, no fine-tune).
@@ -83,7 +100,10 @@ class QuantizationProblem(Problem):
 
     Raises:
         ConfigError: a negative ``size_weight``, or neither a limit nor a size weight; a
-            loader that can be iterated only once (a generator or iterator).
+            bad ``size_limit``, ``bits`` or ``layers``; a model that is not an
+            ``nn.Module``; logits or targets of another shape or dtype (checked once, on
+            the float model); a loader that can be iterated only once (a generator or
+            iterator).
     """
 
     name = "quantization"
@@ -103,12 +123,7 @@ class QuantizationProblem(Problem):
         name: str | None = None,
         size_weight: float = 0.0,
     ) -> None:
-        if not size_weight >= 0.0:
-            raise ConfigError(f"size_weight must be >= 0, got {size_weight!r}")
-        if size_limit is None and size_weight == 0.0:
-            raise ConfigError(
-                "give a size_limit, a positive size_weight (size in the objective), or both"
-            )
+        check_objective(size_limit, size_weight)
         _require_reiterable(val_loader, "val_loader")
         if train_loader is not None:
             _require_reiterable(train_loader, "train_loader")
@@ -135,7 +150,9 @@ class QuantizationProblem(Problem):
             self.device,
             train_loader,
         )
+        # checks the model's logits and the loader's targets once, before any policy
         self.float_accuracy = evaluate_accuracy(self._work.model, val_loader, self.device)
+        self._data_digest: str | None = None
         self.reference = self._accuracy(self.policies.uniform(REFERENCE_BITS))
         self.reference.metric(metric)  # a bad metric fails here, not at every evaluation
         self.evaluations = 0
@@ -161,7 +178,25 @@ class QuantizationProblem(Problem):
 
     def _accuracy(self, policy: dict[str, int]) -> Accuracy:
         self._work.load(policy)
-        return evaluate_accuracy(self._work.model, self.val_loader, self.device)
+        return evaluate_accuracy(self._work.model, self.val_loader, self.device, check=False)
+
+    def data_digest(self) -> str:
+        """A digest of the validation examples (in any order) and, with a fine-tune, of the
+        training batches it reads (in order, with its seed).
+
+        The run stores it beside its key: resuming the run on other data is refused,
+        where it would have mixed accuracies measured on two datasets. Computed once, at
+        the cost of one pass over the validation data (and ``finetune_steps`` batches).
+        """
+        if self._data_digest is None:
+            digest = validation_digest(self.val_loader)
+            q = self.quantizer
+            if q.finetune_steps and self.train_loader is not None:
+                with seeded_batches(self.train_loader, q.seed) as batches:
+                    train = train_digest(islice(batches, q.finetune_steps))
+                digest = combine_digests(digest, train)
+            self._data_digest = digest
+        return self._data_digest
 
     def evaluate(self, config: Config) -> Measurement:
         try:
