@@ -15,6 +15,7 @@ import inspect
 import json
 import logging
 import os
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from gpautotune.exceptions import ConfigError, GPAutotuneError
-from gpautotune.sensitivity import Domain, SobolResult, surrogate_indices
+from gpautotune.sensitivity import Domain, SobolResult, sobol_indices, surrogate_indices
 from gpautotune.space import ROW_SET_LABEL, Space, compile_expression, space_from_spec
 from gpautotune.storage import Journal, RunRecord
 from gpautotune.trial import Trial
@@ -47,6 +48,9 @@ _log = logging.getLogger(__name__)
 
 #: The steps :func:`explain_run` reports to its ``progress`` callback.
 EXPLAIN_STEPS = 3
+#: Distinct successful configurations per parameter below which the indices' intervals
+#: are too narrow to trust and a warning says so (docs/sensitivity.md, "Limits").
+MIN_POINTS_PER_PARAMETER = 4
 
 
 def strategy_indices(strategy: GPRStrategy, **options: Any) -> SobolResult:
@@ -106,7 +110,7 @@ def run_space(record: RunRecord, section: Mapping[str, Any] | None = None) -> Sp
     from gpautotune.config import Section, build_problem
     from gpautotune.problems import problem_factory
 
-    rebuilt = []
+    rebuilt, registered = [], True
     settings = record.settings["problem"]
     try:
         if rows and "path" in settings:  # a Kernel Tuner cache or T4 file (``kt-cache``)
@@ -121,7 +125,11 @@ def run_space(record: RunRecord, section: Mapping[str, Any] | None = None) -> Sp
             )
             rebuilt.append((f"the file {settings['path']!r}", problem.space))
         else:
-            factory, extra = problem_factory(record.problem)
+            try:
+                factory, extra = problem_factory(record.problem)
+            except ConfigError:
+                registered = False  # a problem made in Python: a function, search_policy
+                raise
             accepted = inspect.signature(factory).parameters
             options = {k: v for k, v in settings.items() if k in accepted and k != "variant"}
             rebuilt.append((f"problem {record.problem!r}", factory(**extra, **options).space))
@@ -137,13 +145,45 @@ def run_space(record: RunRecord, section: Mapping[str, Any] | None = None) -> Sp
         if json.loads(json.dumps(space.describe())) == spec:
             return space
         reason += f"; {what} rebuilds a different space"
-    hint = (
-        f"run explain where the replayed file {settings['path']!r} is found (the folder "
-        "`tune` ran in), or pass space= to explain_run"
-        if rows and "path" in settings
-        else "pass space= to explain_run"
-    )
+    if rows and "path" in settings:
+        hint = (
+            f"run explain where the replayed file {settings['path']!r} is found (the folder "
+            "`tune` ran in), or pass space= to explain_run"
+        )
+    elif not rebuilt and not registered:
+        detail = ConfigError(f"cannot rebuild the search space of run {record.id} ({reason})")
+        raise ConfigError(_python_only(record, spec)) from detail
+    else:
+        hint = "pass space= to explain_run"
     raise ConfigError(f"cannot rebuild the search space of run {record.id} ({reason}); {hint}")
+
+
+def _python_only(record: RunRecord, spec: Mapping[str, Any]) -> str:
+    """Why a run whose problem and space were made in Python cannot be explained from its
+    journal alone, and how to explain it from Python."""
+    names = [p["name"] for p in spec["parameters"]] + list(spec["derived"])
+    parts = [
+        f"derived quantity {k!r}"
+        for k, text in spec["derived"].items()
+        if text.startswith(f"derived quantity {k!r}:")
+    ]
+    for text in spec["constraints"]:
+        try:
+            compile_expression(text, names)
+        except GPAutotuneError:
+            parts.append(f"constraint {text!r}")
+    held = f"Python functions ({', '.join(parts)})" if parts else "Python code"
+    where = (
+        "result.problem.space, with result the PolicyResult search_policy returned"
+        if record.problem == "quantization"
+        else "the Space the run searched (tune(..., space=...) or problem.space)"
+    )
+    return (
+        f"run {record.id}'s search space holds {held} that the journal keeps by name only, "
+        f"and its problem {record.problem!r} was made in Python, not taken from the problem "
+        f"registry: explain it from Python with explain_run(db, run_id={record.id}, "
+        f"space=...), passing {where}"
+    )
 
 
 def catalog_section(db_path: str | os.PathLike[str], record: RunRecord) -> Mapping[str, Any] | None:
@@ -188,7 +228,22 @@ def _training_data(strategy: GPRStrategy, trials: Sequence[Trial]) -> tuple[np.n
 
 
 def fit_run_surrogate(record: RunRecord, space: Space, trials: Sequence[Trial]) -> GPRStrategy:
-    """A GPR strategy with the run's settings whose GP is fitted to the run's trials."""
+    """A GPR strategy with the run's settings whose GP is fitted to the run's trials.
+
+    Warns (``UserWarning``) when the successful trials all have the same value (the GP
+    then describes only its prior) or are fewer than :data:`MIN_POINTS_PER_PARAMETER`
+    distinct configurations per parameter (its indices' intervals are then too narrow).
+    """
+    strategy, notice = _fit(record, space, trials)
+    if notice is not None:
+        warnings.warn(notice, UserWarning, stacklevel=2)
+    return strategy
+
+
+def _fit(
+    record: RunRecord, space: Space, trials: Sequence[Trial]
+) -> tuple[GPRStrategy, str | None]:
+    """:func:`fit_run_surrogate`, and the warning it has for the user (or None)."""
     from gpautotune.strategies import make_strategy, strategy_options
     from gpautotune.strategies.gpr import GPRStrategy
 
@@ -208,14 +263,68 @@ def fit_run_surrogate(record: RunRecord, space: Space, trials: Sequence[Trial]) 
     strategy = make_strategy(
         "gpr", space, seed=record.seed, **{k: v for k, v in stored.items() if k in allowed}
     )
+    ok = _successful(record, trials)
+    X, y = _training_data(strategy, ok)
+    strategy.gp.fit(X, y, seed=record.seed or 0)
+    value = _constant(ok)
+    if value is not None:
+        return strategy, (
+            f"{_constant_message(record, len(ok), value)}; a GP fitted to them describes "
+            "only its prior, and the indices of its paths are not the objective's"
+        )
+    return strategy, _sparse_message(record, len(y), space.dims)
+
+
+def _successful(record: RunRecord, trials: Sequence[Trial]) -> list[Trial]:
     ok = [t for t in trials if t.ok]
     if len(ok) < 2:
         raise GPAutotuneError(
             f"run {record.id} has {len(ok)} successful trials; a GP needs at least 2"
         )
-    X, y = _training_data(strategy, ok)
-    strategy.gp.fit(X, y, seed=record.seed or 0)
-    return strategy
+    return ok
+
+
+def _constant(ok: Sequence[Trial]) -> float | None:
+    """The value every successful trial measured (to 1e-12 relative), or None."""
+    values = np.array([t.value for t in ok], dtype=float)
+    return float(values[0]) if np.ptp(values) <= 1e-12 * np.abs(values).max() else None
+
+
+def _constant_message(record: RunRecord, count: int, value: float) -> str:
+    return (
+        f"run {record.id}'s {count} successful trials all measured {value:.6g}: the "
+        "objective is constant over them (zero variance), so no parameter explains any "
+        "of its variation and every Sobol index is 0"
+    )
+
+
+def _sparse_message(record: RunRecord, points: int, dims: int) -> str | None:
+    """The warning for a run with too few distinct successful configurations, or None."""
+    need = MIN_POINTS_PER_PARAMETER * dims
+    if points >= need:
+        return None
+    return (
+        f"run {record.id} has {points} distinct successful configurations for {dims} "
+        f"parameters (fewer than {MIN_POINTS_PER_PARAMETER} per parameter, {need}): too few "
+        "for the GP to tell the parameters apart, and the intervals are too narrow (coverage "
+        "well below the nominal level; docs/sensitivity.md); measure more configurations "
+        "before trusting the indices"
+    )
+
+
+def _constant_result(
+    space: Space, value: float, count: int, *, domain: Domain, **options: Any
+) -> SobolResult:
+    """The indices of a constant objective: every one 0 (what :func:`sobol_indices` gives
+    for a constant function), with ``options`` (``n``, ``confidence``, ``second_order``,
+    ``seed``) checked as for a GP."""
+    zero = sobol_indices(lambda index: np.zeros(len(index)), space, domain=domain, **options)
+    table = zero.table.assign(S1_mean_fn=0.0, ST_mean_fn=0.0)
+    method = (
+        f"constant objective: all {count} successful trials measured {value:.6g}, so its "
+        "variance over them is 0 and every index is 0 (no GP fitted)"
+    )
+    return SobolResult(table, zero.second_order, domain, method, 0, zero.confidence)
 
 
 def explain_run(
@@ -248,33 +357,44 @@ def explain_run(
 
     Returns:
         the indices table (see :class:`~gpautotune.analysis.SobolResult`; its ``attrs``
-        hold ``run_id``, ``method``, ``domain`` and ``n_trials``) and the chart's path.
+        hold ``run_id``, ``method``, ``domain``, ``n_trials`` and ``constant``) and the
+        chart's path.
+
+    Warns:
+        UserWarning: the successful trials all have the same value (no GP is fitted and
+            every index is 0, as :func:`~gpautotune.sensitivity.sobol_indices` gives for
+            a constant function), or there are fewer than
+            :data:`MIN_POINTS_PER_PARAMETER` distinct successful configurations per
+            parameter (the intervals are then too narrow; docs/sensitivity.md).
     """
     step = progress or (lambda i, what: None)
     step(0, "reading the run and rebuilding its space")
     record, trials = load_run(db_path, run_id)
     space = run_space(record, catalog_section(db_path, record)) if space is None else space
-    step(1, f"fitting the GP to run {record.id}'s {sum(t.ok for t in trials)} ok trials")
-    strategy = fit_run_surrogate(record, space, trials)
-    step(2, f"Sobol indices over {paths} posterior paths ({n} points, {bootstrap} resamples)")
-    result = strategy_indices(
-        strategy,
-        domain=domain,
-        n=n,
-        paths=paths,
-        bootstrap=bootstrap,
-        confidence=confidence,
-        second_order=second_order,
-        seed=seed,
-    )
+    ok = _successful(record, trials)
+    value = _constant(ok)
+    options: dict[str, Any] = dict(n=n, confidence=confidence, second_order=second_order, seed=seed)
+    if value is not None:  # Var f = 0: every index is 0, whatever a GP's prior paths say
+        step(1, f"run {record.id}'s {len(ok)} ok trials have one value: nothing to fit")
+        step(2, "every index of a constant objective is 0")
+        result = _constant_result(space, value, len(ok), domain=domain, bootstrap=0, **options)
+        notice: str | None = _constant_message(record, len(ok), value)
+    else:
+        step(1, f"fitting the GP to run {record.id}'s {len(ok)} ok trials")
+        strategy, notice = _fit(record, space, trials)
+        step(2, f"Sobol indices over {paths} posterior paths ({n} points, {bootstrap} resamples)")
+        result = strategy_indices(
+            strategy, domain=domain, paths=paths, bootstrap=bootstrap, **options
+        )
     table = result.table.copy()
     table.attrs.update(
         run_id=record.id,
         method=result.method,
         domain=domain,
-        n_trials=sum(t.ok for t in trials),
+        n_trials=len(ok),
         problem=record.problem,
         strategy=record.strategy,
+        constant=value is not None,
     )
     chart = None
     if out_dir is not None:
@@ -285,6 +405,8 @@ def explain_run(
                 f"cannot write the explanation into {str(out_dir)!r}: {exc.strerror or exc}; "
                 "give another folder"
             ) from None
+    if notice is not None:  # after the indices: an error in the options comes first
+        warnings.warn(notice, UserWarning, stacklevel=2)
     step(EXPLAIN_STEPS, "done")
     return table, chart
 

@@ -29,7 +29,7 @@ from SALib.analyze.sobol import second_order as pair_order
 from SALib.sample import sobol as sobol_sample
 
 from gpautotune.sensitivity._estimates import Estimates
-from gpautotune.sensitivity._paths import PathSampler
+from gpautotune.sensitivity._paths import PathSampler, checked_values
 from gpautotune.space import Space
 
 __all__ = ["box_design", "box_estimates"]
@@ -56,7 +56,7 @@ def box_estimates(
     """S1, ST (and S2) of every path, whole sample and ``bootstrap`` resamples."""
     d = space.dims
     index = space.from_unit(box_design(space, n, second_order=second_order, seed=seed))
-    values = sampler(index)
+    values = checked_values(sampler, index)
     rows = np.random.default_rng(seed).integers(n, size=(n, bootstrap))
     P = values.shape[0]
     s1, st = np.empty((P, bootstrap + 1, d)), np.empty((P, bootstrap + 1, d))

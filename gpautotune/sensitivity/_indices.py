@@ -125,6 +125,10 @@ def sobol_indices(
 
     Returns:
         a :class:`SobolResult`.
+
+    Raises:
+        ConfigError: an argument is out of range, or ``function`` did not return one
+            finite value per row of the index matrix (``(P, M)`` for a path sampler).
     """
     n = _check(space, domain, n, bootstrap, confidence, second_order)
     sampler = function if hasattr(function, "n_paths") else FunctionPaths(function)

@@ -43,7 +43,7 @@ from gpautotune.sensitivity._laplace import (
 )
 from gpautotune.surrogate import GPSurrogate, SurrogateError, TrendMean, torch_threads
 
-__all__ = ["PathSampler", "FunctionPaths", "PosteriorPaths", "PosteriorMean"]
+__all__ = ["PathSampler", "FunctionPaths", "PosteriorPaths", "PosteriorMean", "checked_values"]
 
 Features = Callable[[np.ndarray], np.ndarray]
 
@@ -69,10 +69,11 @@ class FunctionPaths:
         """The values at the rows of ``index``, as one path.
 
         Raises:
-            ConfigError: some are NaN or infinite (a variance of them, and so every index,
-                would be NaN, which the estimators turn into 0).
+            ConfigError: the function did not return one value per row of ``index``, or
+                some are NaN or infinite (a variance of them, and so every index, would
+                be NaN, which the estimators turn into 0).
         """
-        values = np.asarray(self.fn(index), dtype=float).reshape(1, -1)
+        values = _one_per_row(np.asarray(self.fn(index), dtype=float), len(index))
         bad = ~np.isfinite(values)
         if bad.any():
             raise ConfigError(
@@ -81,6 +82,42 @@ class FunctionPaths:
                 "(give failed configurations a value, e.g. a surrogate's prediction)"
             )
         return values
+
+
+def _one_per_row(values: np.ndarray, rows: int) -> np.ndarray:
+    """``values`` as a ``(1, rows)`` path, or a :class:`ConfigError` saying what the function
+    returned instead (a scalar, another length, a 2-D array)."""
+    column_or_row = values.ndim == 1 or (values.ndim == 2 and 1 in values.shape)
+    if values.size == rows and column_or_row:
+        return values.reshape(1, -1)
+    got = (
+        "a scalar"
+        if values.ndim == 0
+        else f"{values.size:,} values"
+        if values.ndim == 1
+        else f"an array of shape {values.shape}"
+    )
+    raise ConfigError(
+        f"the function returned {got} for {rows:,} rows of the index matrix; it must return "
+        f"one value per row (an array of shape ({rows},))"
+    )
+
+
+def checked_values(sampler: PathSampler, index: np.ndarray) -> np.ndarray:
+    """``sampler(index)``, checked to be a ``(sampler.n_paths, len(index))`` array.
+
+    Raises:
+        ConfigError: it is not (a user's sampler returned another shape).
+    """
+    values = np.asarray(sampler(index), dtype=float)
+    expected = (sampler.n_paths, len(index))
+    if values.shape != expected:
+        raise ConfigError(
+            f"the path sampler returned an array of shape {values.shape} for {len(index):,} "
+            f"rows of the index matrix; it must return one value per path and row, shape "
+            f"{expected} (n_paths, rows)"
+        )
+    return values
 
 
 def _fitted(gp: GPSurrogate) -> None:

@@ -37,7 +37,7 @@ import numpy as np
 
 from gpautotune.exceptions import SpaceError
 from gpautotune.sensitivity._estimates import Estimates
-from gpautotune.sensitivity._paths import PathSampler
+from gpautotune.sensitivity._paths import PathSampler, checked_values
 from gpautotune.space import Space
 
 __all__ = ["valid_sample", "valid_estimates"]
@@ -118,7 +118,7 @@ def _inner_variances(
         rows[:, j] = rng.random(n * k)
     owner = np.repeat(np.arange(n), k)
     keep = space.valid_mask(rows)
-    values = sampler(rows[keep])
+    values = checked_values(sampler, rows[keep])
     owner = owner[keep]
     count = np.bincount(owner, minlength=n)
     ddof = 0 if param.is_discrete else 1
@@ -140,7 +140,7 @@ def valid_estimates(
     W = np.ones((1, n))  # the whole sample; then bootstrap resamples (none for a whole population)
     if bootstrap and not population:
         W = np.vstack([W, rng.multinomial(n, np.full(n, 1.0 / n), size=bootstrap)])
-    f = sampler(index)
+    f = checked_values(sampler, index)
     P, d = f.shape[0], space.dims
     s1, st = np.empty((P, len(W), d)), np.empty((P, len(W), d))
     evaluations = f.size

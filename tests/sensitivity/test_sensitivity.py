@@ -155,3 +155,40 @@ def test_a_function_that_is_nan_somewhere_is_refused(domain):
 
     with pytest.raises(ConfigError, match="NaN or infinite"):
         sobol_indices(failed_once, space, n=64, domain=domain)
+
+
+@pytest.mark.parametrize("domain", ["box", "valid"])
+@pytest.mark.parametrize(
+    ("returned", "said"),
+    [
+        (lambda index: np.ones(3), "returned 3 values for"),
+        (lambda index: 1.0, "returned a scalar for"),
+        (lambda index: np.ones((len(index), 2)), "returned an array of shape ("),
+    ],
+)
+def test_a_function_not_giving_one_value_per_row_is_a_config_error(domain, returned, said):
+    """It once failed inside SALib ("could not broadcast input array from shape (0,)")."""
+    space = Space([IntRange("a", 1, 8), IntRange("b", 1, 4)], constraints=["a * b <= 16"])
+    with pytest.raises(ConfigError, match="one value per row") as caught:
+        sobol_indices(returned, space, n=16, domain=domain)
+    assert said in str(caught.value) and "rows of the index matrix" in str(caught.value)
+
+
+def test_a_column_of_values_is_one_value_per_row():
+    space = Space([IntRange("a", 1, 8), IntRange("b", 1, 4)])
+    column = sobol_indices(lambda index: index[:, :1] * 2.0, space, n=16, bootstrap=0)
+    flat = sobol_indices(lambda index: index[:, 0] * 2.0, space, n=16, bootstrap=0)
+    pd.testing.assert_frame_equal(column.table, flat.table)
+
+
+def test_a_path_sampler_of_the_wrong_shape_is_a_config_error():
+    class Short:
+        n_paths, label = 2, "paths"
+
+        def __call__(self, index: np.ndarray) -> np.ndarray:
+            return np.ones((1, len(index)))
+
+    space = Space([IntRange("a", 1, 8), IntRange("b", 1, 4)])
+    for domain in ("box", "valid"):
+        with pytest.raises(ConfigError, match=r"shape \(1, \d+\).*\(2, \d+\) \(n_paths, rows\)"):
+            sobol_indices(Short(), space, n=16, domain=domain)
