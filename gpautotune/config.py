@@ -20,11 +20,12 @@ import os
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import yaml
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -40,8 +41,9 @@ from gpautotune.exceptions import (
 )
 from gpautotune.problems import OPT_IN, Problem, import_object, problem_factory
 from gpautotune.space import Space
-from gpautotune.storage import import_csv
 from gpautotune.strategies import Strategy, strategy_class
+from gpautotune.trial import Trial
+from gpautotune.tuner import import_trials
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -76,7 +78,19 @@ def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> dict[str,
     return out
 
 
+def _not_bool(value: Any) -> Any:
+    """Refuse ``true``/``false`` where a number is meant (pydantic reads them as 1/0)."""
+    if isinstance(value, bool):
+        raise ValueError("must be an integer; true/false is not one")
+    return value
+
+
+#: An integer of a file (seed, budget, repetitions, ...): ``seed: true`` is refused.
+Integer = Annotated[int, BeforeValidator(_not_bool)]
+
+
 __all__ = [
+    "Integer",
     "Section",
     "TuneConfig",
     "load_config",
@@ -112,10 +126,10 @@ class TuneConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     problem: Section
     strategy: Section = Section(name=DEFAULT_STRATEGY)
-    budget: int = Field(gt=0)
-    seed: int | None = Field(None, ge=0)
+    budget: Integer = Field(gt=0)
+    seed: Integer | None = Field(None, ge=0)
     storage: str | None = None
-    batch_size: int = Field(1, gt=0)
+    batch_size: Integer = Field(1, gt=0)
     warm_start: str | None = None
     label: str | None = None
 
@@ -219,6 +233,9 @@ def load_yaml_model(
         raise ConfigError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping with keys {keys}")
+    mistake = _other_kind(data, what, path)
+    if mistake:
+        raise ConfigError(f"{path}: {mistake}")
     data = {**apply_overrides(data, overrides), **(replace or {})}
     try:
         return model.model_validate(data)
@@ -226,6 +243,24 @@ def load_yaml_model(
         raise ConfigError(
             f"{path}: {format_validation_error(exc, '')}".replace(": .", ": ")
         ) from None
+
+
+def _other_kind(data: Mapping[str, Any], what: str, path: Path) -> str | None:
+    """What to say when a tuning file is read as a comparison file (``what`` is
+    ``comparison``) or the converse (``config``), else None: a comparison has
+    ``problems``/``strategies``, a tuning file a single ``strategy``."""
+    comparison = "problems" in data or "strategies" in data
+    if what == "config" and comparison:
+        return (
+            "this is a comparison file (it has `problems`/`strategies`): run "
+            f"`gpautotune compare {path}`"
+        )
+    if what == "comparison" and not comparison and "strategy" in data:
+        return (
+            "this is a tuning file (it has `strategy`, not `strategies`): run "
+            f"`gpautotune tune {path}`"
+        )
+    return None
 
 
 def load_config(path: str | os.PathLike[str], overrides: Sequence[str] = ()) -> TuneConfig:
@@ -297,6 +332,8 @@ def build_strategy(section: Section, problem: Problem | Space, seed: int | None)
     return strategy_class(section.name)(space, seed=seed, **section.options)
 
 
-def warm_start_trials(config: TuneConfig, problem: Problem) -> list:
-    """Trials of the config's warm-start CSV (objective column ``value``), or none."""
-    return import_csv(config.warm_start, problem.space) if config.warm_start else []
+def warm_start_trials(config: TuneConfig, problem: Problem) -> list[Trial]:
+    """Trials of the config's warm-start file, or none: a CSV or Parquet table (objective
+    column ``value``), a T4 results file or a Kernel Tuner cache, read for ``problem``
+    (:func:`~gpautotune.tuner.import_trials`)."""
+    return import_trials(config.warm_start, problem) if config.warm_start else []

@@ -103,5 +103,5 @@ def run_parallel(
             )
             if callback is not None:
                 callback(trial, run)
-    if run.remaining:
+    if run.remaining and run.set_aside_because is None:  # a stop says why itself
         _log.info("the strategy has nothing more to propose")

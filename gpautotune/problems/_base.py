@@ -7,7 +7,7 @@ A problem never raises for a bad configuration: it returns a failed
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from gpautotune.measurement import Measurement, Status
 from gpautotune.space import Config, Space
@@ -35,6 +35,15 @@ class Problem(ABC):
     #: Names of measurement metrics worth showing with the best configuration (the
     #: command line prints those the best measurement has).
     report_metrics: tuple[str, ...] = ()
+    #: The objective's unit (``"s"``, ``"ms"``, ``"GB/s"``; ``""`` where unknown): of the
+    #: metric ``describe()`` names as ``objective`` where it names one, else of the value.
+    #: Stored with each run (outside its key) and written by the T4 export.
+    objective_unit: str = ""
+    #: ``"max"`` where a higher objective is better (a throughput: the value the tuner
+    #: minimises is then its reciprocal, the metric keeps the objective), else ``"min"``.
+    direction: Literal["min", "max"] = "min"
+    #: The unit of each measurement's ``samples`` (T4's ``times.runtimes``; ``""``: unknown).
+    samples_unit: str = ""
 
     @abstractmethod
     def evaluate(self, config: Config) -> Measurement | float:

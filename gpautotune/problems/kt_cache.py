@@ -4,7 +4,9 @@ YAML: ``problem: {name: kt-cache, path: kt-caches/gemm/RTX_3090.json.gz}`` (the 
 explicit, or relative to ``shared/data``); Python: :func:`kt_cache_problem`.
 
 The space
-    One parameter per tuned key, with the file's levels: all powers of two give an
+    One parameter per tuned key, with the file's levels (a cache's ``tune_params``, a T4
+    file's ``metadata.tune_params`` where it has them, else the values its configurations
+    hold: numbers sorted, others in the order first given): all powers of two give an
     :class:`~gpautotune.space.Ordinal` on a log2 scale; other numbers an ordinal on the
     **index** scale (equally spaced levels: identical to a linear scale on evenly spaced
     grids such as ``32, 64, ..., 992``, and on hand-picked uneven grids such as
@@ -34,7 +36,8 @@ Failures
 
 The objective
     The file's own objective (``time``) by default, or any recorded field. Its direction
-    is Kernel Tuner's where none is given: the objectives it knows as higher-is-better
+    is the one given, else the file's (the ``metadata.direction`` gpautotune's T4 export
+    writes), else Kernel Tuner's: the objectives it knows as higher-is-better
     (:data:`HIGHER_IS_BETTER`: ``GFLOP/s``, ``GB/s``, ...) are maximised, ``time``,
     ``energy``, ``cost`` and ``loss`` minimised, and any other needs ``direction``. With
     ``direction: max`` the tuner minimises ``1 / value`` (a time-like quantity, so
@@ -73,6 +76,7 @@ from gpautotune.storage import (
     HIGHER_IS_BETTER,
     STATUS_INVALIDITY,
     TuningRecords,
+    metric_unit,
     read_tuning_file,
 )
 
@@ -82,10 +86,13 @@ _STATUS_OF = {invalidity: status for status, invalidity in STATUS_INVALIDITY.ite
 
 
 def _direction(records: TuningRecords, given: str | None) -> Literal["min", "max"]:
-    """The direction given, else Kernel Tuner's for the objective (a throughput maximised:
-    minimising it would report the slowest kernel as the best)."""
+    """The direction given, else the file's (a T4 file's ``metadata``), else Kernel
+    Tuner's for the objective (a throughput maximised: minimising it would report the
+    slowest kernel as the best)."""
     if given is not None:
         return "max" if given == "max" else "min"
+    if records.direction is not None:
+        return "max" if records.direction == "max" else "min"
     if records.objective not in HIGHER_IS_BETTER:
         raise ConfigError(
             f"{records.source}: whether a higher or a lower {records.objective!r} is better "
@@ -167,6 +174,11 @@ class KtCacheProblem(Problem):
 
     Attributes:
         records: the rows read (:class:`~gpautotune.storage.TuningRecords`).
+        objective_unit: the unit the file states for the objective (a T4 file's
+            measurements), else Kernel Tuner's: ``ms`` for a field whose name starts
+            with ``time``, a throughput's name (``GB/s``) for it.
+        samples_unit: the unit of the run times the file states (a T4 file's
+            ``metadata.timeunit``, else its ``time`` measurement's), else ``ms``.
         constants: single-level keys (original names) and their values.
         original_names: space parameter name -> the file's name.
         rows: rows in the valid set (the file's rows minus those violating restrictions).
@@ -192,6 +204,9 @@ class KtCacheProblem(Problem):
         stem = source.name.removesuffix(".gz").removesuffix(".json")
         self.name = name or f"{source.parent.name}/{stem}"
         self.objective = records.objective
+        kernel_tuners = "ms" if self.objective.startswith("time") else metric_unit(self.objective)
+        self.objective_unit = records.units.get(self.objective, kernel_tuners)
+        self.samples_unit = records.timeunit or records.units.get("time", "ms")
         self._report_left_out(records)
         self._build_space(records)
         self._index_rows(records)
@@ -369,9 +384,9 @@ def kt_cache_problem(
     Args:
         path: the file, or its path under ``shared/data`` (``kt-caches/gemm/RTX_3090.json.gz``).
         objective: the recorded field to replay (default: the file's objective, ``time``).
-        direction: ``min`` or ``max`` (the tuner minimises 1/value); default Kernel
-            Tuner's for the objective (``time`` minimised, ``GFLOP/s``, ``GB/s``, ...
-            maximised; any other needs one).
+        direction: ``min`` or ``max`` (the tuner minimises 1/value); default the file's
+            (a T4 file's ``metadata.direction``), else Kernel Tuner's for the objective
+            (``time`` minimised, ``GFLOP/s``, ``GB/s``, ... maximised; any other needs one).
         restrictions: Kernel Tuner restriction strings (``"block_size_x*block_size_y<=1024"``).
         label: the problem's name in journals and reports (default: ``<folder>/<file
             stem>``, e.g. ``gemm/RTX_3090``).
@@ -379,8 +394,9 @@ def kt_cache_problem(
     Raises:
         DataNotFoundError: the file is neither at ``path`` nor under ``shared/data``.
         ConfigError: an unreadable file, an objective no record holds, a restriction
-            naming an unknown parameter, ``direction`` not min/max, or none given for an
-            objective whose direction Kernel Tuner does not know.
+            naming an unknown parameter, ``direction`` not min/max, none given for an
+            objective whose direction neither the file nor Kernel Tuner states, or T4
+            ``metadata`` that does not match the configurations.
     """
     if direction not in ("min", "max", None):
         raise ConfigError(f"direction must be 'min' or 'max', not {direction!r}")

@@ -44,6 +44,8 @@ class PacedProblem(Problem):
         self.space = problem.space
         self.optimum = problem.optimum
         self.name = f"{problem.name}-paced"
+        self.objective_unit, self.direction = problem.objective_unit, problem.direction
+        self.samples_unit = problem.samples_unit
 
     def seconds(self, measurement: Measurement) -> float:
         """How long an evaluation that returned ``measurement`` takes."""

@@ -8,6 +8,7 @@ from gpautotune.storage._kernel_tuner import (
     TuningRecords,
     read_tuning_file,
 )
+from gpautotune.storage._objective import RunObjective
 from gpautotune.storage._records import (
     CatalogEntry,
     RunningTrial,
@@ -15,8 +16,14 @@ from gpautotune.storage._records import (
     RunSpec,
     package_versions,
 )
-from gpautotune.storage._t4 import export_t4, t4_document, validate_t4
-from gpautotune.storage._tables import export_table, import_csv, trials_frame
+from gpautotune.storage._t4 import export_t4, metric_unit, t4_document, validate_t4
+from gpautotune.storage._tables import (
+    export_table,
+    import_csv,
+    import_table,
+    table_format,
+    trials_frame,
+)
 from gpautotune.storage._url import journal_path
 
 __all__ = [
@@ -24,6 +31,7 @@ __all__ = [
     "STATUS_INVALIDITY",
     "CatalogEntry",
     "Journal",
+    "RunObjective",
     "RunOwnedError",
     "RunRecord",
     "RunSpec",
@@ -32,10 +40,13 @@ __all__ = [
     "export_t4",
     "export_table",
     "import_csv",
+    "import_table",
     "journal_path",
+    "metric_unit",
     "package_versions",
     "read_tuning_file",
     "t4_document",
+    "table_format",
     "trials_frame",
     "validate_t4",
 ]

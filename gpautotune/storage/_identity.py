@@ -93,6 +93,7 @@ def check_data(journal: Journal, record: RunRecord, digest: str | None) -> None:
     elif stored != digest:
         raise StorageError(
             f"run {record.id} ({record.problem}) in {journal.path!r} was made from other data "
-            f"(digest {stored[:16]}, now {digest[:16]}): the replayed table changed since; "
-            "resume it with the data it was made from, or tune into another journal (--db)"
+            f"(digest {stored[:16]}, now {digest[:16]}): its data (a replayed table, a "
+            "validation set) changed since; resume it with the data it was made from, or "
+            "tune into another journal (--db, or storage= in Python)"
         )

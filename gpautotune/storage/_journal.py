@@ -9,8 +9,9 @@ Several processes may write to one journal (comparisons on Dask): SQLite seriali
 writes and ``busy_timeout`` makes writers wait instead of failing. The package's SQL is
 in this module and its private neighbours in ``gpautotune.storage`` (``_schema``: the
 tables; ``_opening``: opening and the schema checks; ``_owners``: run ownership;
-``_identity``: finding a specification's run; ``_merge``: joining journals): readers
-(reports, exports) use the journal's methods.
+``_identity``: finding a specification's run; ``_merge``: joining journals;
+``_objective``: the objective a run's problem states): readers (reports, exports) use
+the journal's methods.
 
 One process at a time tunes a run: :meth:`Journal.claim_run` records the owner and
 refuses a run whose owner still runs, before anything is measured (``_owners``). A run
@@ -41,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from gpautotune.exceptions import StorageError
 from gpautotune.storage import _identity, _owners
 from gpautotune.storage._merge import copy_report_settings, copy_run, extend_run
+from gpautotune.storage._objective import record_objective, stored_objective
 from gpautotune.storage._opening import SCHEMA_VERSION, open_read_only, open_writer, sql_errors
 from gpautotune.storage._owners import RunOwnedError
 from gpautotune.storage._records import (
@@ -120,7 +122,9 @@ class Journal:
 
     # ------------------------------------------------------------------ runs
     def open_run(self, spec: RunSpec, budget: int | None) -> RunRecord:
-        """The run with ``spec``'s key (resumed, budget updated), or a new one.
+        """The run with ``spec``'s key (resumed, budget updated), or a new one; the
+        specification's objective is recorded where the run has none (a run stored
+        before objectives were kept gets it when resumed).
 
         Raises:
             StorageError: the run exists and was made from other data (another digest),
@@ -129,7 +133,10 @@ class Journal:
         with self._sql("cannot open a run in"):
             record = self._open_run(spec, budget)
             _identity.check_data(self, record, spec.data_digest)
-            return record
+            if spec.objective is None or record.objective is not None:
+                return record
+            record_objective(self._conn, record.id, spec.objective)
+            return self.get_run(record.id)
 
     def _open_run(self, spec: RunSpec, budget: int | None) -> RunRecord:
         existing = self.find(spec)
@@ -181,8 +188,9 @@ class Journal:
     def copy_runs(
         self, source: Journal, keep: Callable[[RunRecord], bool] | None = None
     ) -> tuple[int, int]:
-        """Copy the finished runs of ``source``, with their trials and data digests, into
-        this journal: runs made on several machines joined into one comparison's journal.
+        """Copy the finished runs of ``source``, with their trials, data digests and stated
+        objectives, into this journal: runs made on several machines joined into one
+        comparison's journal.
         The report settings this journal lacks (a comparison's checkpoints, reference,
         label order and output folder) are copied too, so that its report is the one
         a single command would have made; those it holds stay.
@@ -290,7 +298,9 @@ class Journal:
             "versions": json.loads(row[13]),
             "host": row[14],
         }
-        return RunRecord(*row[:10], settings=settings)
+        return RunRecord(
+            *row[:10], settings=settings, objective=stored_objective(self._conn, run_id)
+        )
 
     def runs(self) -> list[RunRecord]:
         ids = [r[0] for r in self._conn.execute("SELECT id FROM runs ORDER BY id")]

@@ -17,7 +17,10 @@ A **T4 results file** holds ``results``: one entry per configuration with
 ``constraints``, ``timeout``, ``correctness``), ``measurements`` (``name``, ``value``,
 ``unit``) and ``times.runtimes``. Any other ``invalidity`` is a failure too, read as
 ``runtime`` (the generic failure: nothing says the configuration was invalid) with the
-word in its error text.
+word in its error text. Its free-form ``metadata``, where it holds what gpautotune's
+export writes, gives each key's levels in order (``tune_params``) and the objective's
+``direction`` (about ``metadata.objective``); without them the levels are the values
+seen and the file states no direction.
 
 Both are read into one :class:`TuningRecords`, whose failure kinds use the T4
 ``invalidity`` vocabulary.
@@ -31,7 +34,7 @@ import math
 import os
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +77,15 @@ MARKERS = {
     "ErrorConfig": "runtime",
 }
 SENTINEL = 1e20
+#: T4's words for the unit of ``times.runtimes`` (``metadata.timeunit``), by unit.
+TIME_WORDS = {
+    "ns": "nanoseconds",
+    "us": "microseconds",
+    "ms": "milliseconds",
+    "s": "seconds",
+    "s/pixel": "seconds per pixel",
+}
+_UNIT_OF_WORD = {word: unit for unit, word in TIME_WORDS.items()} | {"miliseconds": "ms"}
 _HINT = "give a Kernel Tuner cache (.json or .json.gz) or a T4 results file"
 
 
@@ -86,7 +98,8 @@ class TuningRecords:
         format: ``"cache"`` or ``"t4"``.
         objective: the recorded field read as the objective.
         levels: tuned parameter (the file's order) -> its levels (``tune_params`` of a
-            cache; in a T4 file the values seen: numbers sorted, others in the order seen).
+            cache or of a T4 file's ``metadata``; else the values seen: numbers sorted,
+            others in the order seen).
         columns: tuned parameter -> its value in each row.
         values: the objective of each row; NaN where the row failed.
         invalidity: each row's T4 invalidity (``"correct"`` for a measured row).
@@ -94,6 +107,12 @@ class TuningRecords:
         samples: each row's recorded run times (may be empty).
         metadata: the file's description (device, kernel, problem size, ...).
         skipped: why rows were left out (a reason -> count and up to three examples).
+        direction: ``"min"`` or ``"max"`` where the file states the objective's direction
+            (a T4 file's ``metadata.direction``, about this objective), else None.
+        units: recorded field -> the unit the file states for it (a T4 file's first
+            non-empty ``unit`` of each measurement; empty for a cache).
+        timeunit: the unit of ``samples`` the file states (a T4 file's
+            ``metadata.timeunit``, its word read as ``ms``, ``s``...; ``""``: none).
     """
 
     source: str
@@ -107,6 +126,9 @@ class TuningRecords:
     samples: list[tuple[float, ...]]
     metadata: dict[str, Any] = field(default_factory=dict)
     skipped: dict[str, tuple[int, list[dict[str, Any]]]] = field(default_factory=dict)
+    direction: str | None = None
+    units: dict[str, str] = field(default_factory=dict)
+    timeunit: str = ""
 
     def __len__(self) -> int:
         return len(self.values)
@@ -253,7 +275,15 @@ def _unknown_objective(path: str, objective: str, recorded: Sequence[str]) -> Co
     )
 
 
-def _finish(path: str, kind: str, objective: str, levels: dict, rows: _Rows, meta: dict):
+def _finish(
+    path: str,
+    kind: str,
+    objective: str,
+    levels: dict,
+    rows: _Rows,
+    meta: dict,
+    direction: str | None = None,
+) -> TuningRecords:
     if not rows.values:
         reasons = "; ".join(f"{n} {r}" for r, (n, _) in rows.skipped.items()) or "it is empty"
         raise ConfigError(f"{path}: no usable record ({reasons})")
@@ -269,6 +299,7 @@ def _finish(path: str, kind: str, objective: str, levels: dict, rows: _Rows, met
         rows.samples,
         meta,
         rows.skipped,
+        direction,
     )
 
 
@@ -324,7 +355,8 @@ def _read_t4(path: str, document: dict[str, Any], objective: str | None) -> Tuni
     ]
     if not entries:
         raise ConfigError(f"{path}: no T4 result entry with a `configuration`")
-    objective = objective or (entries[0].get("objectives") or ["time"])[0]
+    own = (entries[0].get("objectives") or ["time"])[0]
+    objective = objective or own
     recorded = {m.get("name") for e in entries for m in e.get("measurements") or []}
     if objective not in recorded:
         raise _unknown_objective(path, objective, [str(r) for r in recorded if r is not None])
@@ -344,8 +376,84 @@ def _read_t4(path: str, document: dict[str, Any], objective: str | None) -> Tuni
             outcome = (math.nan, invalidity, error)
         times = entry.get("times") if isinstance(entry.get("times"), dict) else {}
         rows.add(entry["configuration"], outcome, times.get("runtimes"))
-    levels = {k: _seen_levels(rows.columns[k]) for k in keys}
-    return _finish(path, "t4", objective, levels, rows, dict(document.get("metadata") or {}))
+    meta = document.get("metadata") if isinstance(document.get("metadata"), dict) else {}
+    levels = _t4_levels(path, keys, rows.columns, meta.get("tune_params"))
+    direction = _t4_direction(path, meta, objective, own)
+    records = _finish(path, "t4", objective, levels, rows, dict(meta), direction)
+    return replace(records, **_t4_units(entries, meta))
+
+
+def _t4_units(entries: list[dict[str, Any]], meta: Mapping[str, Any]) -> dict[str, Any]:
+    """What a T4 file states of its units: ``units``, each measurement's first non-empty
+    ``unit``, and ``timeunit``, ``metadata.timeunit`` (a word such as ``milliseconds``,
+    read as ``ms``; ``""`` where the file gives none). Kernel Tuner's own writer gives
+    ``ms`` to its fields named ``time...`` and no ``timeunit``."""
+    units: dict[str, str] = {}
+    for entry in entries:
+        for m in entry.get("measurements") or []:
+            name, unit = (m.get("name"), m.get("unit")) if isinstance(m, dict) else (None, None)
+            if isinstance(name, str) and isinstance(unit, str) and unit.strip():
+                units.setdefault(name, unit.strip())
+    word = meta.get("timeunit") if isinstance(meta.get("timeunit"), str) else ""
+    timeunit = _UNIT_OF_WORD.get(word.strip().lower(), word.strip())
+    return {"units": units, "timeunit": timeunit}
+
+
+def _t4_levels(
+    path: str, keys: list[str], columns: Mapping[str, list[Any]], listed: Any
+) -> dict[str, tuple[Any, ...]]:
+    """Each key's levels: ``metadata.tune_params`` where the file has it (gpautotune's
+    export writes the levels in the order of the space it tuned), else the values seen.
+
+    Raises:
+        ConfigError: ``metadata.tune_params`` is not a list of levels per configuration
+            key, or lacks a value a configuration holds.
+    """
+    if listed is None:
+        return {k: _seen_levels(columns[k]) for k in keys}
+    where = f"{path}: metadata.tune_params"
+    scalar = (str, int, float, bool, type(None))
+    if not isinstance(listed, dict) or not all(
+        isinstance(v, list) and all(isinstance(x, scalar) for x in v) for v in listed.values()
+    ):
+        raise ConfigError(
+            f"{where} must map each configuration key to the list of its levels (numbers, "
+            "text, true/false); correct it, or remove it to take the levels from the "
+            "configurations"
+        )
+    if set(listed) != set(keys):
+        raise ConfigError(
+            f"{where} lists the keys {sorted(listed)}, but the configurations hold {keys}; "
+            "correct it, or remove it to take the levels from the configurations"
+        )
+    for key in keys:
+        allowed = set(map(_typed, listed[key]))
+        outside = [v for t, v in {_typed(v): v for v in columns[key]}.items() if t not in allowed]
+        if outside:
+            raise ConfigError(
+                f"{where}[{key!r}] lists {listed[key][:10]}, which lacks {outside[:3]} that "
+                "configurations hold; correct it, or remove it to take the levels from the "
+                "configurations"
+            )
+    return {k: tuple(listed[k]) for k in keys}
+
+
+def _t4_direction(path: str, meta: Mapping[str, Any], objective: str, own: str) -> str | None:
+    """``metadata.direction`` where it is about ``objective`` (``metadata.objective``,
+    else the file's own objective ``own``), else None.
+
+    Raises:
+        ConfigError: a direction other than ``min`` or ``max``.
+    """
+    direction = meta.get("direction")
+    if direction is None or meta.get("objective", own) != objective:
+        return None
+    if direction not in ("min", "max"):
+        raise ConfigError(
+            f"{path}: metadata.direction is {direction!r}, not 'min' or 'max'; correct it, "
+            "or give `direction:`"
+        )
+    return str(direction)
 
 
 def _seen_levels(column: list[Any]) -> tuple[Any, ...]:

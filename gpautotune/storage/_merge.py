@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gpautotune.storage._objective import record_objective, stored_objective
 from gpautotune.storage._records import dumps
 
 if TYPE_CHECKING:
@@ -64,12 +65,13 @@ def extend_run(target: Journal, run_id: int, source: Journal, source_id: int) ->
         "UPDATE runs SET budget=?, status=?, finished_at=? WHERE id=?",
         (budget, status, finished_at, run_id),
     )
+    _copy_objective(target, run_id, source, source_id)
     return True
 
 
 def copy_run(target: Journal, source: Journal, source_id: int) -> int:
-    """Insert ``source``'s run ``source_id``, its trials and data digest, into ``target``,
-    column by column (the columns both have); returns the new run's id."""
+    """Insert ``source``'s run ``source_id``, its trials, data digest and stated objective,
+    into ``target``, column by column (the columns both have); returns the new run's id."""
     runs = _shared(target, source, "runs", "id")
     trials = _shared(target, source, "trials", "id", "run_id")
     row = source._conn.execute(
@@ -89,4 +91,12 @@ def copy_run(target: Journal, source: Journal, source_id: int) -> int:
     digest = source.data_digest(source_id)
     if digest is not None:
         target._conn.execute("INSERT INTO run_data (run_id, digest) VALUES (?,?)", (run_id, digest))
+    _copy_objective(target, run_id, source, source_id)
     return run_id
+
+
+def _copy_objective(target: Journal, run_id: int, source: Journal, source_id: int) -> None:
+    """Give ``target``'s run the objective ``source`` stored for its run, if it has none."""
+    objective = stored_objective(source._conn, source_id)
+    if objective is not None:
+        record_objective(target._conn, run_id, objective)

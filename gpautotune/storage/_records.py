@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from gpautotune.space import ROW_SET_LABEL
+from gpautotune.storage._objective import RunObjective
 
 __all__ = [
     "LOCATION_SETTINGS",
@@ -150,7 +151,8 @@ class RunSpec:
     beside the key, not in it: a run resumed on other data is refused, not forked. Where
     that data lies (the problem settings ``LOCATION_SETTINGS``) is in the key, but a
     run made from the same data elsewhere (a journal brought from another machine, a data
-    folder moved) is the same run: see ``placeless_key``.
+    folder moved) is the same run: see ``placeless_key``. ``objective`` (the unit and
+    direction the problem states) is stored beside the run, not in its key either.
     """
 
     problem: str
@@ -161,6 +163,7 @@ class RunSpec:
     space: Mapping[str, Any]
     label: str | None = None
     data_digest: str | None = None
+    objective: RunObjective | None = None
 
     @property
     def key(self) -> str:
@@ -201,7 +204,8 @@ def _describe(problem: str, strategy: str, seed: int | None, label: str | None) 
 
 @dataclass(frozen=True)
 class RunRecord:
-    """A stored run."""
+    """A stored run (``objective``: what its problem stated of its objective; None for a
+    run stored before that was kept)."""
 
     id: int
     key: str
@@ -214,6 +218,7 @@ class RunRecord:
     finished_at: float | None
     label: str | None
     settings: Mapping[str, Any] = field(default_factory=dict)
+    objective: RunObjective | None = None
 
     def describe(self) -> str:
         """``problem / strategy, seed S`` (with the name when the run has one)."""

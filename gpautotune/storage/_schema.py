@@ -5,7 +5,8 @@ from __future__ import annotations
 
 __all__ = ["HINTS", "SCHEMA"]
 
-#: The tables (runs, trials, configurations in flight, problems, report settings).
+#: The tables (runs, trials, configurations in flight, owners, data digests, objectives,
+#: problems, report settings).
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -59,6 +60,12 @@ CREATE TABLE IF NOT EXISTS run_owners (
 CREATE TABLE IF NOT EXISTS run_data (
     run_id INTEGER PRIMARY KEY REFERENCES runs(id),
     digest TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS run_objective (
+    run_id INTEGER PRIMARY KEY REFERENCES runs(id),
+    unit TEXT NOT NULL,
+    direction TEXT NOT NULL,
+    samples_unit TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS problem_catalog (
     problem TEXT NOT NULL,

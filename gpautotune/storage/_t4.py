@@ -10,10 +10,13 @@ Configurations are written under the names of the problem's source file, constan
 included, when the run's problem recorded them (the ``kt-cache`` problem does), so that
 an export of a replayed Kernel Tuner cache reads back as the same space; their keys come
 in the space's parameter order (constants last). ``measurements`` holds the objective
-and every numeric metric the trial recorded, each with its unit where the run's problem
-says it (:class:`_Units`). ``metadata`` (free-form in the schema) holds ``timeunit``,
-the ``objective`` and its ``direction``, ``tune_params_keys`` and ``tune_params`` (the
-levels in the space's order) and the run's identity under ``gpautotune``.
+and every numeric metric the trial recorded: the objective with the unit its problem
+stated (``Problem.objective_unit``, stored with the run), a metric with the unit its name
+states (:func:`metric_unit`). ``metadata`` (free-form in the schema) holds ``timeunit``
+(``Problem.samples_unit``), the ``objective`` and its ``direction`` (``Problem.direction``),
+``tune_params_keys`` and ``tune_params`` (the levels in the space's order) and the run's
+identity under ``gpautotune``. A run stored before problems' statements were kept is
+described as it was then (:func:`_inferred`).
 """
 
 from __future__ import annotations
@@ -23,17 +26,23 @@ import json
 import math
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from gpautotune.exceptions import ConfigError
 from gpautotune.storage._journal import Journal, RunRecord
-from gpautotune.storage._kernel_tuner import HIGHER_IS_BETTER, MARKERS, STATUS_INVALIDITY
+from gpautotune.storage._kernel_tuner import (
+    HIGHER_IS_BETTER,
+    MARKERS,
+    STATUS_INVALIDITY,
+    TIME_WORDS,
+)
+from gpautotune.storage._objective import RunObjective
 from gpautotune.trial import Trial
 
-__all__ = ["t4_document", "export_t4", "validate_t4", "t4_schema", "T4_VERSION"]
+__all__ = ["t4_document", "export_t4", "validate_t4", "t4_schema", "metric_unit", "T4_VERSION"]
 
 T4_VERSION = "1.0.0"
 #: The Kernel Tuner error marker written as the objective of a failed trial.
@@ -87,15 +96,11 @@ _UNIT_NAMES = frozenset(name for name in HIGHER_IS_BETTER if "/" in name)
 #: ``copy_bandwidth_Bps``), and by name where the name does not say it.
 _SUFFIX_UNITS = (("_s", "s"), ("_Bps", "B/s"))
 _NAMED_UNITS = {"time_per_pixel_by_size": "s/pixel"}
-#: The problems that time a user's kernel, in seconds (``time_s``, ``time``).
-_OWN_KERNELS = frozenset(("c-kernel", "opencl-kernel"))
 
 
-def _metric_unit(name: str, kt_time: str | None = None) -> str:
-    """The unit of the metric ``name`` (``""`` where unknown); ``kt_time``: a replayed
-    file's unit of its fields whose names start with ``time`` (Kernel Tuner's rule)."""
-    if kt_time is not None and name.startswith("time"):
-        return kt_time
+def metric_unit(name: str) -> str:
+    """The unit the name of the metric ``name`` states (``""`` where it states none):
+    a throughput named as its unit (``GB/s``), ``..._s`` seconds, ``..._Bps`` B/s."""
     if name in _UNIT_NAMES:
         return name
     if name in _NAMED_UNITS:
@@ -104,39 +109,68 @@ def _metric_unit(name: str, kt_time: str | None = None) -> str:
 
 
 @dataclass(frozen=True)
-class _Units:
-    """The units of one run's quantities, as far as its problem states them.
+class _Description:
+    """What the export says of one run's objective and quantities.
 
     Attributes:
-        objective: the objective's unit (``""`` where unknown).
+        unit: the objective's unit (``""`` where unknown).
+        direction: ``min`` or ``max``.
         timeunit: ``metadata.timeunit``, the unit of ``times.runtimes`` (None: unknown).
-        kt_time: a replayed file's unit of its ``time...`` fields, None for other problems.
+        kt_time: the unit of a replayed file's fields whose names start with ``time``
+            (Kernel Tuner's rule), for runs described by :func:`_inferred` only.
     """
 
-    objective: str
+    unit: str
+    direction: str
     timeunit: str | None
     kt_time: str | None = None
 
     def of(self, name: str) -> str:
         """The unit of the metric ``name`` (``""`` where unknown)."""
-        return _metric_unit(name, self.kt_time)
+        if self.kt_time is not None and name.startswith("time"):
+            return self.kt_time
+        return metric_unit(name)
+
+    @classmethod
+    def stated(cls, objective: RunObjective) -> _Description:
+        """As the run's problem stated it (stored with the run)."""
+        timeunit = TIME_WORDS.get(objective.samples_unit, objective.samples_unit)
+        return cls(objective.unit, objective.direction, timeunit or None)
 
 
-def _units(problem: Mapping[str, Any], objective: str) -> _Units:
-    """The units of a run's problem, from the settings it stored (``describe()``).
+def _inferred(problem: Mapping[str, Any], trials: Iterable[Trial], objective: str) -> _Description:
+    """The fallback for a run stored before problems stated their objective's unit and
+    direction (``RunRecord.objective`` None): guessed as exports did then, from the
+    problem's stored settings and name, and from its trials. Never used for runs that
+    store them.
 
-    A replayed Kernel Tuner cache or T4 file holds Kernel Tuner's milliseconds; the
-    ``c-kernel`` and ``opencl-kernel`` problems time in seconds, ``laplacian`` in
-    seconds per pixel. Others say nothing.
+    Units: a replayed Kernel Tuner cache or T4 file (its ``format`` and ``path``) holds
+    Kernel Tuner's milliseconds; ``c-kernel`` and ``opencl-kernel`` time in seconds,
+    ``laplacian`` in seconds per pixel; others by the objective's name. Direction: the
+    stored one (``kt-cache``), else ``max`` where the value is the reciprocal of the
+    objective's metric (a kernel's ``GB/s``), else ``min``.
     """
     if problem.get("format") in ("cache", "t4") and "path" in problem:  # kt-cache
-        units = _Units("", "milliseconds", "ms")  # Kernel Tuner's times
-        return _Units(units.of(objective), units.timeunit, units.kt_time)
-    if problem.get("name") in _OWN_KERNELS:  # objective: time or one of the metrics
-        return _Units("s" if objective == "time" else _metric_unit(objective), "seconds")
-    if problem.get("name") == "laplacian":  # the value: the mean time per pixel
-        return _Units("s/pixel" if objective == "value" else "", "seconds per pixel")
-    return _Units(_metric_unit(objective), None)
+        unit = "ms" if objective.startswith("time") else metric_unit(objective)
+        units = _Description(unit, "min", "milliseconds", "ms")
+    elif problem.get("name") in ("c-kernel", "opencl-kernel"):  # time, or one of the metrics
+        units = _Description(
+            "s" if objective == "time" else metric_unit(objective), "min", "seconds"
+        )
+    elif problem.get("name") == "laplacian":  # the value: the mean time per pixel
+        units = _Description("s/pixel" if objective == "value" else "", "min", "seconds per pixel")
+    else:
+        units = _Description(metric_unit(objective), "min", None)
+    if problem.get("direction") in ("min", "max"):
+        return replace(units, direction=str(problem["direction"]))
+    for t in trials:
+        metric = t.measurement.metrics.get(objective)
+        if not t.ok or t.value is None or not _numeric(metric) or isinstance(metric, list):
+            continue
+        same, reciprocal = math.isclose(t.value, metric), math.isclose(t.value * metric, 1.0)
+        if same != reciprocal:
+            return replace(units, direction="max" if reciprocal else "min")
+    return units
 
 
 def _numeric(value: Any) -> bool:
@@ -153,7 +187,7 @@ def _numeric(value: Any) -> bool:
 def _entry(
     trial: Trial,
     objective: str,
-    units: _Units,
+    units: _Description,
     order: list[str],
     names: dict[str, str],
     constants: dict,
@@ -169,7 +203,7 @@ def _entry(
     when = datetime.datetime.fromtimestamp(trial.started_at, tz=datetime.UTC)
     config = {k: trial.config[k] for k in order if k in trial.config}
     config.update(trial.config)  # keys the space does not list, after its own
-    measurements = [{"name": objective, "value": value, "unit": units.objective}]
+    measurements = [{"name": objective, "value": value, "unit": units.unit}]
     measurements += [
         {"name": str(k), "value": v, "unit": units.of(str(k))}
         for k, v in m.metrics.items()
@@ -184,23 +218,6 @@ def _entry(
         "measurements": measurements,
         "objectives": [objective],
     }
-
-
-def _direction(problem: Mapping[str, Any], trials: Iterable[Trial], objective: str) -> str:
-    """``min`` or ``max`` for the exported objective: the problem's own where it stored
-    one (``kt-cache``), else what the trials show. The tuner minimises the value; an
-    objective exported from a metric (not the value) is maximised where the value is its
-    reciprocal (a kernel's ``GB/s`` with ``higher_is_better``)."""
-    if problem.get("direction") in ("min", "max"):
-        return str(problem["direction"])
-    for t in trials:
-        metric = t.measurement.metrics.get(objective)
-        if not t.ok or t.value is None or not _numeric(metric) or isinstance(metric, list):
-            continue
-        same, reciprocal = math.isclose(t.value, metric), math.isclose(t.value * metric, 1.0)
-        if same != reciprocal:
-            return "max" if reciprocal else "min"
-    return "min"
 
 
 def _levels(parameter: Mapping[str, Any]) -> list[Any] | None:
@@ -243,17 +260,20 @@ def t4_document(journal: Journal, run_id: int | None = None) -> dict[str, Any]:
     objective = str(problem.get("objective") or "value")
     names = dict(problem.get("renamed") or {})
     constants = dict(problem.get("constants") or {})
-    units = _units(problem, objective)
     space = run.settings.get("space") or {}
     order = [p["name"] for p in space.get("parameters") or [] if isinstance(p, dict)]
     trials = [t for t in journal.trials(run.id) if t.counts_in_budget]
+    if run.objective is not None:
+        units = _Description.stated(run.objective)
+    else:
+        units = _inferred(problem, trials, objective)
     results = [_entry(t, objective, units, order, names, constants) for t in trials]
     keys, levels = _tune_params(space, names, constants)
     metadata: dict[str, Any] = {}
     if units.timeunit is not None:
         metadata["timeunit"] = units.timeunit
     metadata["objective"] = objective
-    metadata["direction"] = _direction(problem, trials, objective)
+    metadata["direction"] = units.direction
     if keys:
         metadata["tune_params_keys"] = keys
     if levels is not None and keys:

@@ -1,4 +1,4 @@
-"""Tables out of and into the journal: pandas, CSV, Parquet, and CSV warm starts."""
+"""Tables out of and into the journal: pandas, CSV, Parquet, and CSV or Parquet warm starts."""
 
 from __future__ import annotations
 
@@ -20,7 +20,10 @@ from gpautotune.trial import Origin, Trial
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["trials_frame", "export_table", "import_csv"]
+__all__ = ["trials_frame", "export_table", "import_csv", "import_table", "table_format"]
+
+#: The table formats and the suffixes that name them.
+_TABLE_SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
 _FIXED = [
     "run_id",
@@ -104,7 +107,7 @@ def export_table(
     as text there."""
     path = Path(path)
     if format is None:
-        format = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}.get(path.suffix.lower())
+        format = table_format(path)
         if format is None:
             raise ConfigError(f"export path {str(path)!r} must end in .csv or .parquet")
     elif format not in ("csv", "parquet"):
@@ -157,12 +160,9 @@ def import_csv(
     ``"NA"``), else read as numbers. Rows whose values are not levels of the space raise
     an error naming the row.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise DataNotFoundError(f"warm-start file {str(path)!r} does not exist")
+    path, where = _warm_start_file(path)
     import pandas as pd
 
-    where = f"warm-start file {str(path)!r}"
     try:
         frame = pd.read_csv(path)
     except pd.errors.EmptyDataError:
@@ -174,44 +174,131 @@ def import_csv(
         raise ConfigError(f"{where} is not UTF-8 text; save it as a UTF-8 CSV") from None
     except (pd.errors.ParserError, ValueError) as exc:
         raise ConfigError(f"{where} is not a readable CSV: {' '.join(str(exc).split())}") from None
+    columns = _parameter_columns(frame, space, objective, where)
+    text = pd.read_csv(path, dtype=str, keep_default_na=False, usecols=list(columns.values()))
+    raw = [
+        {n: space[n].from_text(words[c]) for n, c in columns.items()}
+        for words in text.to_dict("records")
+    ]
+    return _table_trials(frame, raw, space, objective, where, first_row=2)
+
+
+def import_table(
+    path: str | os.PathLike[str], space: Space, *, objective: str = "value"
+) -> list[Trial]:
+    """Earlier measurements as warm-start trials, from a CSV or Parquet table (the format
+    its suffix names: ``.csv``, ``.parquet`` or ``.pq``, in any case), such as
+    :func:`export_table` writes.
+
+    The columns are those of :func:`import_csv`. A Parquet file keeps the values' types
+    (a column an export wrote as text, of values of several types, is matched to levels
+    by their text as a CSV's is); its rows are numbered from 1 in messages.
+
+    Raises:
+        DataNotFoundError: the file does not exist.
+        ConfigError: another suffix, an unreadable file, a missing column, or a row whose
+            values are not levels of the space (the message names the row).
+    """
+    format = table_format(path)
+    if format is None:
+        raise ConfigError(
+            f"table {str(path)!r} must end in .csv or .parquet (the format it is read as)"
+        )
+    if format == "csv":
+        return import_csv(path, space, objective=objective)
+    path, where = _warm_start_file(path)
+    import pandas as pd
+
+    try:
+        frame = pd.read_parquet(path)
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise ConfigError(
+            f"{where} is not a readable Parquet file ({' '.join(str(exc).split())}); give "
+            "one written by `gpautotune export --parquet` or `export_table`"
+        ) from None
+    columns = _parameter_columns(frame, space, objective, where)
+    raw = [
+        {n: _cell(space[n], row[c]) for n, c in columns.items()} for row in frame.to_dict("records")
+    ]
+    return _table_trials(frame, raw, space, objective, where, first_row=1)
+
+
+def table_format(path: str | os.PathLike[str]) -> str | None:
+    """``"csv"`` or ``"parquet"``, the table format the file's suffix names (in any
+    case), else None."""
+    return _TABLE_SUFFIXES.get(Path(path).suffix.lower())
+
+
+def _warm_start_file(path: str | os.PathLike[str]) -> tuple[Path, str]:
+    """The path, and the words naming it in messages; refused when it does not exist."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataNotFoundError(f"warm-start file {str(path)!r} does not exist")
+    return path, f"warm-start file {str(path)!r}"
+
+
+def _cell(parameter: Any, value: Any) -> Any:
+    """A typed table cell as a value of ``parameter``: text as a CSV cell is read."""
+    if isinstance(value, str):
+        return parameter.from_text(value)
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _parameter_columns(
+    frame: pd.DataFrame, space: Space, objective: str, where: str
+) -> dict[str, str]:
+    """Each parameter's column (``param.NAME`` where an export put it there)."""
     columns = {n: _column(n) if _column(n) in frame.columns else n for n in space.names}
     missing = [c for c in [*columns.values(), objective] if c not in frame.columns]
     if missing:
         raise ConfigError(f"{where} lacks columns {missing}; it has {list(frame.columns)}")
-    text = pd.read_csv(path, dtype=str, keep_default_na=False, usecols=list(columns.values()))
+    return columns
+
+
+def _table_trials(
+    frame: pd.DataFrame,
+    raw: list[dict[str, Any]],
+    space: Space,
+    objective: str,
+    where: str,
+    *,
+    first_row: int,
+) -> list[Trial]:
+    """The trials of a table's rows: ``raw`` holds each row's parameter values."""
     trials = []
-    for i, (row, words) in enumerate(
-        zip(frame.to_dict("records"), text.to_dict("records"), strict=True)
-    ):
-        raw = {n: space[n].from_text(words[c]) for n, c in columns.items()}
+    for i, (row, values) in enumerate(zip(frame.to_dict("records"), raw, strict=True)):
+        at = f"{where}, row {i + first_row}"
         try:
-            config = space.to_configs(space.to_index([raw]))[0]
+            config = space.to_configs(space.to_index([values]))[0]
         except (SpaceError, ValueError) as exc:
-            raise ConfigError(f"{where}, row {i + 2}: {exc}") from None
-        status = Status.OK
-        if "status" in row and isinstance(row["status"], str):
-            try:
-                status = Status(row["status"])
-            except ValueError:
-                raise ConfigError(
-                    f"{where}, row {i + 2}, column 'status': {row['status']!r} is not a "
-                    f"status; use one of {[s.value for s in Status]} (or leave it empty)"
-                ) from None
-        value = row[objective]
-        if status is Status.OK:
-            try:
-                value = None if value is None else float(value)
-            except (TypeError, ValueError):
-                raise ConfigError(
-                    f"{where}, row {i + 2}, column {objective!r}: {value!r} is not a number; "
-                    "give a number (leave it empty for a failed measurement)"
-                ) from None
-            if value is None or not np.isfinite(value):
-                status = Status.RUN_ERROR
-        m = (
-            Measurement.success(float(value))
-            if status is Status.OK
-            else Measurement.failure(status, "imported")
-        )
+            raise ConfigError(f"{at}: {exc}") from None
+        m = _row_measurement(row, objective, at)
         trials.append(Trial(number=i, config=config, measurement=m, origin=Origin.WARM_START))
     return trials
+
+
+def _row_measurement(row: dict[str, Any], objective: str, at: str) -> Measurement:
+    """A row's measurement: its status (``ok`` where none is given) and value."""
+    status = Status.OK
+    if "status" in row and isinstance(row["status"], str):
+        try:
+            status = Status(row["status"])
+        except ValueError:
+            raise ConfigError(
+                f"{at}, column 'status': {row['status']!r} is not a "
+                f"status; use one of {[s.value for s in Status]} (or leave it empty)"
+            ) from None
+    value = row[objective]
+    if status is Status.OK:
+        try:
+            value = None if value is None else float(value)
+        except (TypeError, ValueError):
+            raise ConfigError(
+                f"{at}, column {objective!r}: {value!r} is not a number; "
+                "give a number (leave it empty for a failed measurement)"
+            ) from None
+        if value is None or not np.isfinite(value):
+            status = Status.RUN_ERROR
+    if status is Status.OK:
+        return Measurement.success(float(value))
+    return Measurement.failure(status, "imported")

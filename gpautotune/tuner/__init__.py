@@ -20,13 +20,16 @@ from __future__ import annotations
 
 from gpautotune.tuner._result import TuneResult, best_trial
 from gpautotune.tuner._run import TuningRun, name_clash, run_spec
-from gpautotune.tuner._tune import FIRST_CRASHES, tune
+from gpautotune.tuner._tune import FIRST_BUILD_ERRORS, FIRST_CRASHES, tune
+from gpautotune.tuner._warm_start import import_trials
 
 __all__ = [
+    "FIRST_BUILD_ERRORS",
     "FIRST_CRASHES",
     "TuneResult",
     "TuningRun",
     "best_trial",
+    "import_trials",
     "name_clash",
     "run_spec",
     "tune",

@@ -1,15 +1,16 @@
 """Checks made before a run opens, so that a mistake leaves no run behind: a space that
-admits nothing, warm-start trials outside it, a budget below a stored run's trials, and
-the whole numbers that budgets, batch sizes and worker counts must be."""
+admits nothing, warm-start trials (or a warm-start file's rows) outside it, a budget below
+a stored run's trials, and the whole numbers that budgets, batch sizes and worker counts
+must be."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from gpautotune.exceptions import BudgetError, SpaceError
+from gpautotune.exceptions import BudgetError, ConfigError, SpaceError
 from gpautotune.space import Space
 from gpautotune.storage import Journal, RunRecord
 from gpautotune.trial import Origin, Trial
@@ -20,6 +21,7 @@ __all__ = [
     "check_space",
     "check_warm_start",
     "positive_int",
+    "refuse_outside",
     "warm_configs",
 ]
 
@@ -56,6 +58,52 @@ def check_warm_start(space: Space, warm_start: Sequence[Trial]) -> None:
             f"warm_start: {len(outside)} of {len(warm_start)} trials break the space's "
             f"constraints (trial {int(outside[0])}, {first}, breaks {space.violated(first)}); "
             "leave them out"
+        )
+
+
+def refuse_outside(
+    space: Space,
+    configs: Sequence[Mapping[str, Any]],
+    where: str,
+    label: Callable[[int], str],
+    noun: str = "rows",
+) -> None:
+    """Refuse a warm-start file's configurations outside the space, naming the file
+    (``where``), how many, the first (``label(i)``: ``row 5``) and what to fix: values that
+    are not levels of a parameter (or lie outside its range), then broken constraints.
+    (:func:`check_warm_start` checks trials given in Python the same way.)
+
+    Raises:
+        ConfigError: some configurations are outside the space.
+    """
+    bad, why = np.zeros(len(configs), dtype=bool), {}
+    for p in space.parameters:
+        verdicts: dict[tuple[type, str], str | None] = {}  # each distinct value checked once
+        for i, config in enumerate(configs):
+            value = config[p.name]
+            key = (type(value), repr(value))
+            if key not in verdicts:
+                try:
+                    p.index_of([value])
+                    verdicts[key] = None
+                except (SpaceError, TypeError, ValueError) as exc:
+                    verdicts[key] = str(exc)
+            if verdicts[key] is not None and not bad[i]:
+                bad[i], why[i] = True, verdicts[key]
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        raise ConfigError(
+            f"{where}: {int(bad.sum())} of {len(configs)} {noun} are not configurations of the "
+            f"space ({label(first)}: {why[first]}); remove them from the file, or tune a space "
+            "whose parameters take these values"
+        )
+    outside = np.flatnonzero(~space.valid_mask(space.to_index(configs)))
+    if len(outside):
+        first = int(outside[0])
+        raise ConfigError(
+            f"{where}: {len(outside)} of {len(configs)} {noun} break the space's constraints "
+            f"({label(first)} breaks {space.violated(configs[first])}); remove them from the "
+            "file, or loosen the constraints"
         )
 
 

@@ -19,7 +19,14 @@ from gpautotune.measurement import Measurement
 from gpautotune.problems import Problem
 from gpautotune.problems.function import FunctionProblem
 from gpautotune.space import Config, Space
-from gpautotune.storage import Journal, RunningTrial, RunRecord, RunSpec, trials_frame
+from gpautotune.storage import (
+    Journal,
+    RunningTrial,
+    RunObjective,
+    RunRecord,
+    RunSpec,
+    trials_frame,
+)
 from gpautotune.strategies import Proposal, Strategy, make_strategy
 from gpautotune.trial import Origin, Trial
 from gpautotune.tuner._checks import (
@@ -58,7 +65,8 @@ def run_spec(
     its settings, seed and label. Runs with the same key are one run (opening it again
     resumes it); a comparison builds it once per problem and strategy and varies the seed
     (``dataclasses.replace(spec, seed=...)``). A bare space is stored under
-    ``problem_name``, else the space's name, else ``custom``."""
+    ``problem_name``, else the space's name, else ``custom``. The problem's objective unit
+    and direction go with it, outside the key (nothing known for a bare space)."""
     problem = target if isinstance(target, Problem) else None
     space = target.space if isinstance(target, Problem) else target
     return RunSpec(
@@ -70,6 +78,9 @@ def run_spec(
         space=space.describe(),
         label=label,
         data_digest=problem.data_digest() if problem else None,
+        objective=RunObjective(problem.objective_unit, problem.direction, problem.samples_unit)
+        if problem
+        else RunObjective(),
     )
 
 
@@ -210,6 +221,7 @@ class TuningRun:
         self._queued: list[Proposal] = []
         self._running: dict[Any, int] = {}  # key -> id of its running record
         self._finished = False
+        self._set_aside: str | None = None
         if resumed:
             self._say_resumed()
         if self.trials:
@@ -319,12 +331,27 @@ class TuningRun:
 
     @property
     def finished(self) -> bool:
-        """The budget is used, the strategy ran out of proposals, or :meth:`finish` ran."""
+        """The budget is used, the strategy ran out of proposals, or :meth:`finish` or
+        :meth:`set_aside` ran."""
         return self._finished or self.remaining == 0
 
     @property
     def best(self) -> Trial | None:
         return best_trial(self.trials)
+
+    @property
+    def set_aside_because(self) -> str | None:
+        """Why :meth:`set_aside` stopped the run, or None."""
+        return self._set_aside
+
+    def set_aside(self, why: str) -> None:
+        """Stop the run and set it aside in the journal: status ``stopped``, its trials
+        kept, its key freed (the same settings then start a fresh run). Nothing more is
+        asked; evaluations already in flight are still told, so that every measured one
+        is stored."""
+        if self._set_aside is None:
+            self.journal.set_aside_run(self.run_id)
+            self._set_aside, self._finished, self._queued = why, True, []
 
     def ask(self, n: int = 1, *, record_running: bool = False) -> list[Config]:
         """Up to ``n`` configurations to evaluate (never more than the budget left, the
@@ -346,6 +373,8 @@ class TuningRun:
         """
         if not positive_int(n, zero=True):
             raise ConfigError(f"ask(n): n must be a whole number of configurations, got {n!r}")
+        if self._set_aside is not None:
+            return []
         if self.remaining is not None:  # pending proposals not yet handed out do not count
             n = min(n, self.remaining - len(self._pending) + len(self._queued))
         if n <= 0:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -16,37 +17,10 @@ from gpautotune.trial import Trial
 from gpautotune.tuner._checks import positive_int
 from gpautotune.tuner._result import TuneResult
 from gpautotune.tuner._run import StorageLike, TuningRun
+from gpautotune.tuner._stops import FIRST_BUILD_ERRORS, FIRST_CRASHES, first_failures
+from gpautotune.tuner._warm_start import import_trials
 
-__all__ = ["FIRST_CRASHES", "tune"]
-
-
-#: The first evaluations of a run that, all raising the same exception, stop :func:`tune`.
-FIRST_CRASHES = 3
-
-
-def _check_first_crashes(run: TuningRun) -> None:
-    """Stop when the run's first :data:`FIRST_CRASHES` evaluations raised one exception.
-
-    The run is set aside in the journal (status ``stopped``, trials kept), so that
-    calling :func:`tune` again once the objective is fixed starts a fresh run.
-
-    Raises:
-        EvaluationError: naming the exception, where it was raised, and the journal.
-    """
-    counted = [t for t in run.trials if t.counts_in_budget]
-    if len(counted) != FIRST_CRASHES:
-        return
-    signatures = {t.measurement.crash_signature for t in counted}
-    if len(signatures) != 1 or None in signatures:
-        return
-    run.journal.set_aside_run(run.run_id)
-    where = counted[-1].measurement.crash_site
-    raise EvaluationError(
-        f"the first {FIRST_CRASHES} evaluations all raised {signatures.pop()}{where}: a bug "
-        f"in the objective, not a bad configuration. Run {run.run_id} of "
-        f"{run.journal.path} is set aside (status stopped; its trials hold the "
-        "traceback); fix the objective and run again for a fresh run"
-    )
+__all__ = ["FIRST_BUILD_ERRORS", "FIRST_CRASHES", "tune"]
 
 
 def tune(
@@ -58,7 +32,7 @@ def tune(
     storage: StorageLike = None,
     seed: int | None = None,
     strategy_options: Mapping[str, Any] | None = None,
-    warm_start: Sequence[Trial] | None = None,
+    warm_start: Sequence[Trial] | str | os.PathLike[str] | None = None,
     batch_size: int = 1,
     evaluator: Evaluator | None = None,
     callback: Callable[[Trial, TuningRun], None] | None = None,
@@ -76,6 +50,13 @@ def tune(
     ``distributed.Client``), evaluations run asynchronously on Dask, one per worker slot
     (:mod:`gpautotune.parallel`); each worker uses the problem's default evaluator.
 
+    The run stops early, set aside in the journal with its trials, when its first
+    evaluations point at a mistake rather than at the configurations: the first
+    :data:`FIRST_CRASHES` all raised the same exception, or the first
+    :data:`FIRST_BUILD_ERRORS` all failed to build with the same error
+    (:mod:`gpautotune.tuner._stops`). Every evaluation measured is stored first, those
+    in flight on workers at the stop included.
+
     Args:
         problem: a :class:`Problem`, or a function ``f(config) -> float`` with ``space``.
         strategy: a strategy instance or a registered name (``gpr``, ``random``, ...).
@@ -84,7 +65,9 @@ def tune(
         storage: a journal path, ``sqlite:///`` URL or :class:`Journal`; None: in memory.
         seed: the run's seed.
         strategy_options: options of a strategy given by name.
-        warm_start: earlier trials told to the strategy first (not counted in the budget).
+        warm_start: earlier trials told to the strategy first (not counted in the budget),
+            or a file of them: a CSV or Parquet table, a T4 results file or a Kernel Tuner
+            cache (read by :func:`import_trials` for the problem, its units converted).
         batch_size: configurations asked at a time.
         evaluator: how ``problem.evaluate`` is called (default: the problem's).
         callback: ``callback(trial, run)`` after each stored trial.
@@ -95,8 +78,10 @@ def tune(
         client: evaluate on the workers of this ``distributed.Client``.
 
     Raises:
-        EvaluationError: the first evaluations all raised the same exception.
-        ConfigError: ``evaluator`` or ``batch_size`` with ``workers`` or ``client``.
+        EvaluationError: the run stopped early (the message says why, and where its
+            trials are).
+        ConfigError: ``evaluator`` or ``batch_size`` with ``workers`` or ``client``; a
+            warm-start file that cannot be read for this problem (the message names it).
         SpaceError: the space's constraints admit no configuration.
     """
     if not positive_int(budget):
@@ -117,6 +102,8 @@ def tune(
     if workers is not None and client is not None:
         raise ConfigError("give workers (a local Dask cluster) or client, not both")
     problem = as_problem(problem, space)
+    if isinstance(warm_start, str | os.PathLike):  # a file: read before the run opens
+        warm_start = import_trials(warm_start, problem)
     problem.check()  # a set-up that cannot measure anything fails here, not trial by trial
     if evaluator is not None:  # e.g. a function a worker process cannot receive
         evaluator.check(problem)
@@ -158,7 +145,11 @@ def tune(
                         ),
                         run,
                     )
+                    if run.set_aside_because is not None:
+                        break  # the rest of the batch is not measured
         run.finish()
+    if run.set_aside_because is not None:
+        raise EvaluationError(run.set_aside_because)
     return TuneResult(run.run_id, list(run.trials), budget, run.journal.path)
 
 
@@ -168,13 +159,18 @@ def _after_each_trial(
     callback: Callable[[Trial, TuningRun], None] | None,
     progress: bool,
 ) -> Callable[[Trial, TuningRun], None]:
-    """What :func:`tune` does once a trial is stored: stop on repeated first crashes,
-    then move the progress bar (entered on ``stack``) and call ``callback``."""
+    """What :func:`tune` does once a trial is stored: set the run aside when its first
+    failures say so (:func:`first_failures`; :func:`tune` then raises, once the
+    evaluations in flight are stored), then move the progress bar (entered on
+    ``stack``) and call ``callback``."""
     if progress:
         callback = _with_bar(stack, run, callback)
 
     def told(trial: Trial, r: TuningRun) -> None:
-        _check_first_crashes(r)
+        if r.set_aside_because is None:
+            why = first_failures(r)
+            if why is not None:
+                r.set_aside(why)
         if callback is not None:
             callback(trial, r)
 

@@ -71,7 +71,7 @@ def tmpfs(tmp_path):
     """A small tmpfs of our own (root only; skipped where mounting is not allowed)."""
     mount = tmp_path / "mnt"
     mount.mkdir()
-    cmd = ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)]
+    cmd = ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)]
     if os.geteuid() != 0 or subprocess.run(cmd, capture_output=True).returncode != 0:
         pytest.skip("mounting a tmpfs needs root (a full disk and read-only media are simulated)")
     yield mount

@@ -5,8 +5,9 @@ The generated program is the configuration's ``#define`` lines, the user's sourc
 ``iterations`` times, timing each call with a monotonic clock, and writes the arrays the
 answer checks after the first call. Compiling and running go through the SPAPT runner
 (:class:`~gpautotune.problems.spapt.Runner`): own process group, killed at the time
-limit (``timeout``), compiler errors as ``build_error`` with the log, crashes as
-``run_error``. The outputs are then compared with the answer (``wrong_result``).
+limit (``timeout``), compiler errors as ``build_error`` with the log (led by its first
+error line), crashes as ``run_error``. The outputs are then compared with the answer
+(``wrong_result``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from gpautotune.exceptions import ConfigError
 from gpautotune.execution import Evaluator, InProcessEvaluator
 from gpautotune.problems import Measurement, Status
 from gpautotune.problems.kernel._arguments import C_TYPES
+from gpautotune.problems.kernel._build_log import build_error_text
 from gpautotune.problems.kernel._params import define_lines
 from gpautotune.problems.kernel._problem import KernelProblem
 from gpautotune.problems.kernel._spec import KernelSpec
@@ -241,6 +243,8 @@ class CKernelProblem(KernelProblem):
         try:
             outcome = self.runner.measure(source, [str(inputs), str(out)], self.spec.iterations)
             meta: dict[str, Any] = {"compile_s": outcome.compile_s, "run_s": outcome.run_s}
+            if outcome.status is Status.BUILD_ERROR:  # what is wrong first, then the log
+                return Measurement.failure(outcome.status, build_error_text(outcome.log), **meta)
             if outcome.status is not Status.OK:
                 return Measurement.failure(outcome.status, outcome.log, **meta)
             outputs = self._read(out, host, expected)

@@ -30,6 +30,7 @@ from gpautotune.problems.kernel._c import CKernelProblem
 from gpautotune.problems.kernel._geometry import Divisor, geometry
 from gpautotune.problems.kernel._opencl import OpenCLKernelProblem
 from gpautotune.problems.kernel._spec import KernelSpec, kernel_spec
+from gpautotune.problems.kernel._usage import warn_unused_parameters
 
 __all__ = ["opencl_kernel", "c_kernel"]
 
@@ -78,7 +79,9 @@ def opencl_kernel(
         kernel: the ``__kernel`` function's name.
         arguments: the kernel's arguments in order (see
             :mod:`gpautotune.problems.kernel._arguments`).
-        tune_params: parameter name -> values; each becomes a ``#define``.
+        tune_params: parameter name -> values; each becomes a ``#define``. A name that
+            occurs nowhere in the source nor in these expressions gets a warning (a
+            misspelt name makes every build fail, or every build the same).
         problem_size: work per dimension (expressions over sizes and parameters).
         restrictions: constraint expressions over the parameters (one string is one
             restriction; in Python, functions of the parameters work too).
@@ -112,7 +115,7 @@ def opencl_kernel(
         block_size_names,
         [*spec.sizes, *spec.space.names],
     )
-    return OpenCLKernelProblem(
+    problem = OpenCLKernelProblem(
         spec,
         shape,
         platform=platform,
@@ -122,6 +125,8 @@ def opencl_kernel(
         startup_timeout_s=startup_timeout_s,
         probe_bandwidth=probe_bandwidth,
     )
+    warn_unused_parameters(spec, shape)  # once the set-up is accepted
+    return problem
 
 
 def c_kernel(
@@ -157,4 +162,6 @@ def c_kernel(
         timeout_s: seconds a compilation, and a run, may take (then killed: ``timeout``).
     """
     spec = _spec(locals())
-    return CKernelProblem(spec, compiler=compiler, cflags=tuple(cflags), timeout_s=timeout_s)
+    problem = CKernelProblem(spec, compiler=compiler, cflags=tuple(cflags), timeout_s=timeout_s)
+    warn_unused_parameters(spec)  # once the set-up is accepted
+    return problem

@@ -17,6 +17,7 @@ import numpy as np
 
 from gpautotune.exceptions import ConfigError, SpaceError
 from gpautotune.problems import Measurement, Status
+from gpautotune.problems.kernel._build_log import build_error_text
 from gpautotune.problems.kernel._geometry import Geometry
 from gpautotune.problems.kernel._params import define_lines
 from gpautotune.problems.kernel._problem import KernelProblem
@@ -90,13 +91,14 @@ class OpenCLKernelRunner:
         return meta
 
     def kernel(self, source: str, meta: dict[str, Any]) -> cl.Kernel | Measurement:
-        """The built kernel, or a ``build_error`` measurement with the compiler's log."""
+        """The built kernel, or a ``build_error`` measurement with the compiler's log (led
+        by its first error line)."""
         import pyopencl as cl
 
         try:
             built = self.session.builds.build(source, self.build_options)
         except BuildFailure as exc:
-            return Measurement.failure(Status.BUILD_ERROR, exc.log, **meta)
+            return Measurement.failure(Status.BUILD_ERROR, build_error_text(exc.log), **meta)
         meta.update(build_time_s=built.build_time_s, build_cached=built.cached)
         try:
             return cl.Kernel(built.program, self.spec.kernel)

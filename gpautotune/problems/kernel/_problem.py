@@ -17,6 +17,7 @@ from gpautotune.problems import Measurement, Problem, Status
 from gpautotune.problems.kernel._answer import compare_outputs
 from gpautotune.problems.kernel._spec import KernelSpec
 from gpautotune.space import Config
+from gpautotune.storage import metric_unit
 
 __all__ = ["KernelProblem"]
 
@@ -25,10 +26,13 @@ class KernelProblem(Problem):
     """A user's kernel: a :class:`KernelSpec` measured by a backend (OpenCL or C).
 
     Subclasses implement :meth:`_measure`, which gets a valid configuration and returns
-    a measurement made by :meth:`_checked` and :meth:`_timed`.
+    a measurement made by :meth:`_checked` and :meth:`_timed`. The objective's unit is
+    ``s`` for ``time``, else the one its metric's name states (``GB/s``); a metric with
+    ``higher_is_better`` is maximised. Samples are kernel times in seconds.
     """
 
     measures_hardware = True
+    samples_unit = "s"
 
     def __init__(
         self, spec: KernelSpec, *, timeout_s: float, startup_timeout_s: float = 300.0
@@ -40,6 +44,9 @@ class KernelProblem(Problem):
             )
         self.spec, self.space, self.timeout_s = spec, spec.space, float(timeout_s)
         self.startup_timeout_s = float(startup_timeout_s)
+        name = spec.objective.name
+        self.objective_unit = "s" if name == "time" else metric_unit(name)
+        self.direction = "max" if spec.objective.higher_is_better else "min"
 
     @property
     def report_metrics(self) -> tuple[str, ...]:

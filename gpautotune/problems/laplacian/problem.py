@@ -76,6 +76,7 @@ class LaplacianProblem(Problem):
     name = "laplacian"
     measures_hardware = True
     report_metrics = ("bound_fraction", "copy_bandwidth_Bps")
+    objective_unit = samples_unit = "s/pixel"
 
     def __init__(
         self,

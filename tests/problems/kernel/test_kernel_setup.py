@@ -145,6 +145,7 @@ def test_a_good_set_up_passes_the_check(cl_device):
         problem.close()
 
 
+@pytest.mark.filterwarnings("ignore:tune_params 'u' occurs nowhere")  # a stand-in parameter
 @needs_gcc
 @pytest.mark.parametrize(
     ("arguments", "says"),
@@ -165,6 +166,7 @@ def test_c_arguments_that_cannot_be_made_are_one_error(tmp_path, arguments, says
     _refused(problem, tmp_path, says)
 
 
+@pytest.mark.filterwarnings("ignore:tune_params 'u' occurs nowhere")  # a stand-in parameter
 @needs_gcc
 @pytest.mark.parametrize(
     ("x", "n", "dtype"),
