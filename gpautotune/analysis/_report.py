@@ -36,6 +36,24 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "problem"
 
 
+#: Repetitions below which an interval is marked: a bootstrap percentile interval of n
+#: values lies within their range (with two, it is their min-max), so it is no 95% interval.
+FEW = 5
+#: The mark of such an interval, and the note that explains it.
+FEW_MARK = "†"
+FEW_NOTE = (
+    f"{FEW_MARK} fewer than {FEW} repetitions: the bootstrap interval lies within the range "
+    "of so few values (with 2, it is their min-max), so it is no 95% interval; run more "
+    "repetitions for one"
+)
+
+
+def _interval(low: float, high: float, n: float) -> str:
+    """``[low, high]``, marked when it rests on fewer than :data:`FEW` repetitions."""
+    few = FEW_MARK if n < FEW and math.isfinite(low) else ""
+    return f"[{_f(low)}, {_f(high)}]{few}"
+
+
 def _f(x: float) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
@@ -208,7 +226,7 @@ def _summary_md(s: pd.DataFrame, slowdown: bool) -> str:
             str(r["budget"]),
             str(r["n"]),
             _f(r[p + "mean"]),
-            f"[{_f(r[p + 'ci_low'])}, {_f(r[p + 'ci_high'])}]",
+            _interval(r[p + "ci_low"], r[p + "ci_high"], r["n"]),
             _f(r[p + "median"]),
             _f(r[p + "min"]),
             _f(r[p + "max"]),
@@ -227,9 +245,9 @@ def _summary_md(s: pd.DataFrame, slowdown: bool) -> str:
     return _md_table(header, rows)
 
 
-def _difference(r: dict) -> str:
-    """A difference with its interval: ``diff [low, high]``."""
-    return f"{_f(r['diff'])} [{_f(r['diff_ci_low'])}, {_f(r['diff_ci_high'])}]"
+def _difference(r: dict, n: float) -> str:
+    """A difference with its interval: ``diff [low, high]`` (marked for ``n`` < FEW)."""
+    return f"{_f(r['diff'])} {_interval(r['diff_ci_low'], r['diff_ci_high'], n)}"
 
 
 def _peers_md(d: pd.DataFrame) -> str:
@@ -243,7 +261,7 @@ def _peers_md(d: pd.DataFrame) -> str:
             _f(r["mean"]),
             _f(r["peer_mean"]),
             str(r["pairs"]),
-            _difference(r),
+            _difference(r, r["pairs"]),
             r["test"],
             _p(r["p_value"]),
             r["verdict"],
@@ -275,7 +293,7 @@ def _pairwise_md(d: pd.DataFrame) -> str:
             str(r["n"]),
             _f(r["mean"]),
             _f(r["mean_ref"]),
-            _difference(r),
+            _difference(r, min(r["n"], r["n_ref"])),
             f"{r['relative_diff']:+.2%}" if np.isfinite(r["relative_diff"]) else "-",
             r["test"],
             _p(r["p_value"]),
@@ -304,6 +322,14 @@ def _baseline_md(report: ComparisonReport, problem: str, optimum: float | None) 
     return f"Random-search expectation, {baseline.source}, by budget: {at}."
 
 
+_NONE = "no successful evaluation"
+
+
+def _noted(table: str) -> list[str]:
+    """A Markdown table and, when it marks intervals of few repetitions, the note."""
+    return [table, "", *([FEW_NOTE + ".", ""] if FEW_MARK in table else [])]
+
+
 def markdown(report: ComparisonReport, figures: dict[str, list[str]] | None = None) -> str:
     """The report as Markdown (figure file names per problem are linked when given)."""
     parts = [f"# Comparison report: `{report.runs.path}`", ""]
@@ -322,12 +348,15 @@ def markdown(report: ComparisonReport, figures: dict[str, list[str]] | None = No
             note = _score_note(report.baselines[problem])
             if report.baselines[problem].estimated_from is not None and note:
                 parts += [note.split(". ", 1)[1]]
+        failed = report.never_succeeded().get(problem, [])
+        if failed:
+            said = [f"{g.label}{(g.no_success() or '').removeprefix(_NONE)}" for g in failed]
+            parts += [f"{_NONE.capitalize()} in any run of {', '.join(said)}."]
         parts += [
             "",
             f"### {'Slowdown (best / optimum)' if slowdown else 'Best value'} at each checkpoint",
             "",
-            _summary_md(s, slowdown),
-            "",
+            *_noted(_summary_md(s, slowdown)),
         ]
         d = (
             report.pairwise[report.pairwise["problem"] == problem]
@@ -346,16 +375,14 @@ def markdown(report: ComparisonReport, figures: dict[str, list[str]] | None = No
                 f"{report.reference[problem]}; verdicts at 5% with a practical threshold "
                 f"of {report.practical:.0%}.",
                 "",
-                _pairwise_md(d),
-                "",
+                *_noted(_pairwise_md(d)),
             ]
         peers = report.peers[report.peers["problem"] == problem] if not report.peers.empty else None
         if peers is not None and not peers.empty:
             parts += [
                 "### Against the best peer (lowest mean at each budget; paired by seed)",
                 "",
-                _peers_md(peers),
-                "",
+                *_noted(_peers_md(peers)),
             ]
         sc = scores[scores["problem"] == problem]
         if not sc.empty:
@@ -377,6 +404,10 @@ def summary_table(report: ComparisonReport, budget: int | None = None) -> Group:
     (default: the problem's last checkpoint), slowdowns where the optimum is known, with
     the verdict against the reference; a caption says how intervals and tests are made."""
     tables = [_problem_table(report, problem, budget) for problem in report.problems]
+    few = any(
+        ((rows["n"] < FEW) & rows["ci_low"].notna()).any()
+        for rows in (_shown(report, problem, budget)[1] for problem in report.problems)
+    )
     estimated = sorted(
         {b.estimated_from for b in report.baselines.values() if b.estimated_from is not None}
     )
@@ -385,6 +416,8 @@ def summary_table(report: ComparisonReport, budget: int | None = None) -> Group:
         notes.append(
             f"{', '.join(estimated)}: no score (the estimated random baseline; 0 by construction)"
         )
+    if few:
+        notes.append(FEW_NOTE)
     if report.runs.unfinished:
         notes.append(
             f"{report.runs.unfinished} unfinished run(s) left out (resume them to include them)"
@@ -394,9 +427,16 @@ def summary_table(report: ComparisonReport, budget: int | None = None) -> Group:
     return Group(*tables, *(Text(n, style="dim") for n in notes))
 
 
-def _problem_table(report: ComparisonReport, problem: str, budget: int | None) -> Table:
+def _shown(report: ComparisonReport, problem: str, budget: int | None) -> tuple[int, pd.DataFrame]:
+    """The budget the terminal shows for ``problem`` and the summary rows there."""
     b = budget or max(report.checkpoints[problem])
-    s = report.summary[(report.summary["problem"] == problem) & (report.summary["budget"] == b)]
+    return b, report.summary[
+        (report.summary["problem"] == problem) & (report.summary["budget"] == b)
+    ]
+
+
+def _problem_table(report: ComparisonReport, problem: str, budget: int | None) -> Table:
+    b, s = _shown(report, problem, budget)
     slowdown = bool(s["slowdown_mean"].notna().any())
     p = "slowdown_" if slowdown else ""
     reference = report.reference[problem]
@@ -415,17 +455,24 @@ def _problem_table(report: ComparisonReport, problem: str, budget: int | None) -
         match = d[(d["problem"] == problem) & (d["budget"] == b)] if not d.empty else d
         match = match[match["strategy"] == r["strategy"]] if len(match) else match
         versus = (
-            "reference"
+            _reference_cell(report, problem, reference, b)
             if r["strategy"] == reference
             else (match["verdict"].iloc[0] if len(match) else "-")
         )
         table.add_row(
             r["strategy"],
             str(r["n"]),
-            f"{_f(r[p + 'mean'])} [{_f(r[p + 'ci_low'])}, {_f(r[p + 'ci_high'])}]",
+            f"{_f(r[p + 'mean'])} {_interval(r[p + 'ci_low'], r[p + 'ci_high'], r['n'])}",
             _f(r[p + "median"]),
             f"{r['best_at_mean']:.0f}" if np.isfinite(r["best_at_mean"]) else "-",
             f"{r['score']:.3f}" if np.isfinite(r["score"]) else "-",
             versus,
         )
     return table
+
+
+def _reference_cell(report: ComparisonReport, problem: str, reference: str, budget: int) -> str:
+    """``reference``, or what went wrong when none of its evaluations succeeded."""
+    group = next(g for g in report.runs.of(problem) if g.label == reference)
+    failed = group.no_success(budget)
+    return f"reference; {failed}" if failed else "reference"

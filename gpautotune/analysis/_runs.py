@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -46,6 +47,8 @@ class Group:
         refused: proposals refused as invalid before trial ``b`` (peers; NaN otherwise).
         duplicates: duplicate proposals answered before trial ``b`` (peers; NaN otherwise).
         wall_s: each repetition's wall time (finished minus started).
+        statuses: each repetition's trial statuses (``ok``, ``build_error``, ...), in
+            order, up to its budget.
     """
 
     problem: str
@@ -60,6 +63,7 @@ class Group:
     refused: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))
     duplicates: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))
     wall_s: np.ndarray = field(default_factory=lambda: np.empty(0))
+    statuses: tuple[np.ndarray, ...] = ()
 
     @property
     def repetitions(self) -> int:
@@ -97,6 +101,24 @@ class Group:
             y = np.array([theirs[k] for k in shared]) * scale
             return compare_paired(x, y)
         return compare_samples(self.at(budget) * scale, ref.at(budget) * scale)
+
+    def no_success(self, budget: int | None = None) -> str | None:
+        """None when some repetition has a successful evaluation within the first
+        ``budget`` (default: all), else what happened, e.g. ``no successful evaluation (12
+        of 12 failed: build_error 12)``; None too when no evaluation was made."""
+        budget = budget or self.horizon
+        if np.isfinite(self.curves[:, : min(budget, self.horizon)]).any():
+            return None
+        made = [s[:budget] for s in self.statuses]
+        counts = Counter(str(x) for s in made for x in s if x != "ok")
+        evaluations = sum(len(s) for s in made)
+        if not evaluations:
+            return None
+        kinds = ", ".join(f"{k} {n}" for k, n in counts.most_common())
+        return (
+            f"no successful evaluation ({sum(counts.values())} of {evaluations} failed"
+            f"{': ' + kinds if kinds else ''})"
+        )
 
     def count_at(self, what: str, budget: int) -> np.ndarray:
         """``failed``, ``refused`` or ``duplicates`` at ``budget`` of the repetitions that
@@ -246,10 +268,11 @@ def load_runs(path: str | os.PathLike[str]) -> RunTable:
         ]
         pairs = [_curve(v, horizon, int(b)) for v, b in zip(values, sub["budget"], strict=True)]
         empty = trials.iloc[:0]
-        counts = [
-            _counts(grouped.get(rid, empty).iloc[: int(b)], horizon)
+        made = [
+            grouped.get(rid, empty).iloc[: int(b)]
             for rid, b in zip(sub["id"], sub["budget"], strict=True)
         ]
+        counts = [_counts(m, horizon) for m in made]
         groups.append(
             Group(
                 problem=display,
@@ -264,6 +287,7 @@ def load_runs(path: str | os.PathLike[str]) -> RunTable:
                 refused=np.vstack([c[1] for c in counts]),
                 duplicates=np.vstack([c[2] for c in counts]),
                 wall_s=sub["wall_s"].to_numpy(dtype=float),
+                statuses=tuple(m["status"].to_numpy(dtype=str) for m in made),
             )
         )
     groups = _ordered(groups, list(report_settings.get("labels") or []))

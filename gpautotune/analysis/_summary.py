@@ -6,8 +6,8 @@ tables (pandas):
 * ``summary`` — per problem, strategy label and checkpoint ``b``: repetitions, mean,
   median, min, max and the 95% bootstrap percentile interval of the mean of the best
   value found within ``b`` evaluations (and of the slowdown ``best / optimum`` when the
-  optimum is known and positive, with the share of repetitions at the optimum), mean and
-  max budget used, mean position of the best
+  optimum is known and positive), the share of repetitions at the optimum (when it is
+  known, whatever its sign), mean and max budget used, mean position of the best
   trial, Willemsen score;
 * ``pairwise`` — per problem, checkpoint and strategy: the difference of its mean
   (slowdown, else value) from the reference strategy's with a bootstrap 95% interval,
@@ -41,6 +41,7 @@ import pandas as pd
 from gpautotune.analysis._peers import peer_comparison
 from gpautotune.analysis._runs import Group, ProblemInfo, RunTable, load_runs
 from gpautotune.analysis._stats import (
+    Difference,
     describe,
     holm,
     mean_band,
@@ -87,6 +88,30 @@ class ComparisonReport:
     @property
     def problems(self) -> list[str]:
         return list(dict.fromkeys(g.problem for g in self.runs.groups))
+
+    def never_succeeded(self) -> dict[str, list[Group]]:
+        """Per problem, the strategies (groups) none of whose runs had a successful
+        evaluation (only problems with such strategies)."""
+        out: dict[str, list[Group]] = {}
+        for g in self.runs.groups:
+            if g.no_success() is not None:
+                out.setdefault(g.problem, []).append(g)
+        return out
+
+    def never_succeeded_text(self) -> str | None:
+        """One line naming the problems and strategies whose runs never succeeded, with
+        the statuses of their failed evaluations; None when there are none."""
+        from collections import Counter
+
+        parts = []
+        for problem, groups in self.never_succeeded().items():
+            counts = Counter(str(x) for g in groups for s in g.statuses for x in s if x != "ok")
+            kinds = ", ".join(f"{k} {n}" for k, n in counts.most_common())
+            who = ", ".join(g.label for g in groups)
+            parts.append(f"{problem} ({who}; failed: {kinds})")
+        if not parts:
+            return None
+        return "no successful evaluation in any run of " + "; ".join(parts)
 
     def write(self, out_dir: str | os.PathLike[str]) -> list[Path]:
         """Write CSV and Markdown tables and PNG figures into ``out_dir`` (see
@@ -150,9 +175,10 @@ def _summary_rows(
     problem: str,
     groups: Sequence[Group],
     checkpoints: Sequence[int],
-    scale: float | None,
+    info: ProblemInfo,
     scores: dict[str, np.ndarray],
 ) -> list[dict]:
+    scale = _scale(info)
     rows = []
     for g in groups:
         for b in checkpoints:
@@ -175,7 +201,7 @@ def _summary_rows(
             sd = describe(values * scale) if scale is not None else None
             for key in ("mean", "median", "min", "max", "ci_low", "ci_high"):
                 row[f"slowdown_{key}"] = getattr(sd, key) if sd is not None else math.nan
-            row["at_optimum"] = _at_optimum(values, scale)
+            row["at_optimum"] = _at_optimum(values, info.optimum)
             best_at = _best_at(g, b) if b <= g.horizon else np.empty(0)
             row.update(_accounting(g, b))
             row.update(
@@ -190,12 +216,22 @@ def _summary_rows(
     return rows
 
 
-def _at_optimum(values: np.ndarray, scale: float | None) -> float:
-    """Share of the repetitions whose best is the optimum (NaN without a known optimum)."""
+#: Tolerances of "at the optimum" (relative, absolute): a best within them has reached it.
+OPTIMUM_RTOL, OPTIMUM_ATOL = 1e-9, 1e-12
+
+
+def _at_optimum(values: np.ndarray, optimum: float | None) -> float:
+    """Share of the repetitions whose best is the optimum (NaN without a known optimum).
+
+    A best ``v`` has reached the optimum ``f*`` when ``v <= f* + max(1e-9 |f*|, 1e-12)``:
+    the values are compared with the optimum itself, so the share is defined whatever the
+    sign of ``f*`` (Booth's 0, a negative optimum), not only where slowdowns are.
+    """
     finite = values[np.isfinite(values)]
-    if scale is None or not len(finite):
+    if optimum is None or not math.isfinite(optimum) or not len(finite):
         return math.nan
-    return float(np.mean(finite * scale <= 1 + 1e-9))
+    tolerance = max(OPTIMUM_RTOL * abs(optimum), OPTIMUM_ATOL)
+    return float(np.mean(finite <= optimum + tolerance))
 
 
 def _nanmean(values: np.ndarray) -> float:
@@ -247,10 +283,21 @@ def _pairwise_rows(
                     "p_value": d.p_value,
                     "p_holm": d.p_adjusted,
                     "p_better": d.p_better,
-                    "verdict": verdict(d, practical=practical),
+                    "verdict": _verdict(g, ref, b, d, practical),
                 }
             )
     return rows
+
+
+def _verdict(g: Group, ref: Group, b: int, d: Difference, practical: float) -> str:
+    """The verdict of ``g`` against ``ref`` at ``b``; where either has no successful
+    evaluation within ``b`` (every evaluation failed), that, not "too few repetitions"."""
+    own = g.no_success(b)
+    if own is not None:
+        return own
+    if ref.no_success(b) is not None:
+        return f"reference {ref.label}: no successful evaluation"
+    return verdict(d, practical=practical)
 
 
 def _curve_rows(
@@ -363,7 +410,7 @@ def analyse(
             baselines[problem] = baseline
         rows, scores = _curve_rows(problem, groups, baseline, info.optimum)
         curves += rows
-        summary += _summary_rows(problem, groups, chosen[problem], _scale(info), scores)
+        summary += _summary_rows(problem, groups, chosen[problem], info, scores)
         pairwise += _pairwise_rows(
             problem, groups, refs[problem], chosen[problem], _scale(info), practical
         )

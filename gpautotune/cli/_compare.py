@@ -3,6 +3,8 @@ report)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,7 +21,7 @@ from gpautotune.cli._app import (
     output_folder,
     user_errors,
 )
-from gpautotune.exceptions import ConfigError
+from gpautotune.exceptions import ConfigError, GPAutotuneError
 from gpautotune.progress import ProgressBar
 
 #: Failed repetitions listed after a comparison (the others are counted).
@@ -65,13 +67,7 @@ def compare(
         ).report_dir()
     if folder is not None:
         output_folder(folder, "the report")
-    with ProgressBar("repetitions", None, console=console) as bar:
-
-        def on_progress(done: int, total: int, outcome: Any) -> None:
-            failed[0] += outcome is not None and not outcome.ok
-            bar.update(done, total=total, status=f"{failed[0]} failed" if failed[0] else "")
-
-        failed = [0]
+    with _repetitions_bar() as on_progress:
         result = run_comparison(
             config,
             scheduler=scheduler,
@@ -93,24 +89,70 @@ def compare(
         )
     if len(result.failed) > _FAILURES_SHOWN:
         console.print(f"and {len(result.failed) - _FAILURES_SHOWN} more failed repetitions")
-    _write_report(result.storage, out, reference, None)
+    _write_report(result.storage, out, reference, None, required=not result.failed)
     if result.failed:
         raise typer.Exit(code=1)
 
 
+@contextmanager
+def _repetitions_bar() -> Iterator[Callable[[int, int, Any], None]]:
+    """``run_comparison``'s progress callback: a spinner while the comparison is checked
+    and its problems built, the repetitions' bar from its first report on (so that a
+    mistake the checks find is one line, with no bar drawn before it)."""
+    status = console.status("checking the comparison")
+    bar: ProgressBar | None = None
+    failed = 0
+    with ExitStack() as stack:
+        status.start()
+        stack.callback(status.stop)
+
+        def on_progress(done: int, total: int, outcome: Any) -> None:
+            nonlocal bar, failed
+            if bar is None:
+                status.stop()
+                bar = stack.enter_context(ProgressBar("repetitions", total, console=console))
+            failed += outcome is not None and not outcome.ok
+            bar.update(done, total=total, status=f"{failed} failed" if failed else "")
+
+        yield on_progress
+
+
 def _write_report(
-    storage: str, out: Path | None, reference: str | None, checkpoints: list[int] | None
+    storage: str,
+    out: Path | None,
+    reference: str | None,
+    checkpoints: list[int] | None,
+    *,
+    required: bool = True,
 ) -> None:
-    """Analyse a journal (with the comparison's stored settings) and write its report."""
+    """Analyse a journal (with the comparison's stored settings) and write its report,
+    then say which problems and strategies never had a successful evaluation.
+
+    Raises:
+        GPAutotuneError: the journal holds no finished run (nothing is written; with
+            ``required=False``, said in a line instead: the failures said why).
+    """
     from gpautotune.analysis import analyse, report_dir, summary_table
 
     with console.status("analysing the runs"):
         result = analyse(storage, reference=reference, checkpoints=checkpoints)
+    if not result.runs.groups:
+        unfinished = result.runs.unfinished
+        message = f"no finished run in {storage}: no report written" + (
+            f" ({unfinished} unfinished: resume them to report them)" if unfinished else ""
+        )
+        if required:
+            raise GPAutotuneError(message)
+        console.print(escape(message), highlight=False, soft_wrap=True)
+        return
     folder = output_folder(out or report_dir(storage), "the report")
     with console.status(f"writing tables and figures into {folder}"):
         files = result.write(folder)
     console.print(summary_table(result))
     console.print(f"report: {len(files)} files in {folder}")
+    never = result.never_succeeded_text()
+    if never:
+        console.print(f"[yellow]warning:[/] {escape(never)}", highlight=False, soft_wrap=True)
 
 
 @user_errors

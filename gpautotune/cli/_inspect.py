@@ -66,7 +66,9 @@ def show(
         raise GPAutotuneError(f"--top must be 0 or more, got {top}")
     journal = Journal(journal_file(db), read_only=True)
     runs = [journal.get_run(run)] if run is not None else journal.runs()
-    runs = [r for r in runs if name is None or r.label == name]
+    if name is not None:
+        _check_named(journal, runs, name, db if run is None else f"run {run} of {db}")
+        runs = [r for r in runs if r.label == name]
     overview = Table(title=f"runs in {db}")
     columns = ("run", "name", "problem", "strategy", "seed", "budget", "used", "failed", "best")
     for col in (*columns, "status"):
@@ -101,6 +103,15 @@ def show(
         for t in best:
             table.add_row(str(t.number), fmt(t.value), *(fmt(t.config[n]) for n in names))
         console.print(table)
+
+
+def _check_named(journal: Any, runs: list[Any], name: str, where: str) -> None:
+    """Refuse a ``--name`` no run (of those shown) has, listing the names there are."""
+    if any(r.label == name for r in runs):
+        return
+    names = sorted({r.label for r in journal.runs() if r.label})
+    there = f"the journal's run names: {names}" if names else "no run of the journal has a name"
+    raise GPAutotuneError(f"no run called {name!r} in {where}; {there}")
 
 
 @user_errors
@@ -161,6 +172,9 @@ def merge(
             not problem or any(in_family(run.problem, name) for name in problem)
         )
 
+    for source in sources:  # every source is checked before INTO is made
+        with Journal(journal_file(source), read_only=True):
+            pass
     with Journal(into) as target:
         given = {k: into for k, v in target.report_settings().items() if v is not None}
         for source in sources:
@@ -338,6 +352,7 @@ def explain(
             paths=paths,
             progress=lambda i, what: bar.update(i, description=what),
         )
-    console.print(indices_table(table))
+    if not table.attrs.get("constant"):  # a constant objective: its warning said it all
+        console.print(indices_table(table))
     if chart is not None:
         console.print(f"chart: {chart}")

@@ -73,12 +73,14 @@ def tune(
             "--db is empty: give a journal path or sqlite:///PATH, or leave --db out for "
             "the file's storage"
         )
+    _check_options(budget, workers)
     cfg = load_config(config, set_ or ())
     updates = {"budget": budget, "storage": db, "seed": seed, "label": name}
     cfg = cfg.model_copy(update={k: v for k, v in updates.items() if v is not None})
     with console.status(f"preparing {cfg.problem.name}"):
         problem = build_problem(cfg.problem, allow_imports=allow_imports)
         strategy = build_strategy(cfg.strategy, problem, cfg.seed)
+        warm_start = warm_start_trials(cfg, problem)  # a missing file: before the bar
     storage = cfg.storage_path()
     spec = _spec(problem, strategy, cfg.seed, cfg.label)
     with _existing(storage) as journal:
@@ -112,7 +114,7 @@ def tune(
                 cfg.budget,
                 storage=storage,
                 seed=cfg.seed,
-                warm_start=warm_start_trials(cfg, problem),
+                warm_start=warm_start,
                 batch_size=cfg.batch_size,
                 callback=on_trial,
                 label=cfg.label,
@@ -125,6 +127,14 @@ def tune(
         raise
     _summary(problem, result)
     _baseline_speedup(problem, result)
+
+
+def _check_options(budget: int | None, workers: int | None) -> None:
+    """Refuse the command's own numbers the file's checks do not see (before any output)."""
+    if budget is not None and budget < 1:
+        raise ConfigError(f"--budget must be a positive number of evaluations, got {budget}")
+    if workers is not None and workers < 1:
+        raise ConfigError(f"--workers must be >= 1, got {workers}")
 
 
 def _trials(n: int) -> str:

@@ -36,6 +36,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from gpautotune.config import (
+    Integer,
     Section,
     build_strategy,
     check_problem,
@@ -61,16 +62,16 @@ class StrategyEntry(Section):
     strategy of a comparison."""
 
     label: str | None = None
-    repetitions: int | None = Field(None, gt=0)
+    repetitions: Integer | None = Field(None, gt=0)
     #: This strategy's budget when it differs from the comparison's (LHS and DLMT use
     #: 125 evaluations in seed 003 Table 11.3).
-    budget: int | None = Field(None, gt=0)
+    budget: Integer | None = Field(None, gt=0)
     #: Configurations asked at a time (as ``gpautotune tune``'s ``batch_size``); give a
     #: batched entry its own label, since the label, not the batch, names its runs.
-    batch_size: int = Field(1, gt=0)
+    batch_size: Integer = Field(1, gt=0)
     #: Explicit seeds instead of ``repetitions`` consecutive ones from the file's ``seed``
     #: (e.g. the seeds where another strategy got trapped).
-    seeds: list[int] | None = Field(None, min_length=1)
+    seeds: list[Integer] | None = Field(None, min_length=1)
 
     @field_validator("seeds")
     @classmethod
@@ -119,17 +120,17 @@ class ComparisonConfig(BaseModel):
     problems: list[Section] = Field(min_length=1)
     strategies: list[StrategyEntry] = Field(min_length=1)
     _file_labels: list[str] | None = PrivateAttr(default=None)
-    repetitions: int | None = Field(None, gt=0)
-    budget: int = Field(gt=0)
-    seed: int = Field(0, ge=0)
+    repetitions: Integer | None = Field(None, gt=0)
+    budget: Integer = Field(gt=0)
+    seed: Integer = Field(0, ge=0)
     storage: str
-    workers: int | None = Field(None, gt=0)
-    checkpoints: list[int] | None = None
+    workers: Integer | None = Field(None, gt=0)
+    checkpoints: list[Integer] | None = None
     reference: str | None = None
     output: str | None = None
-    hardware_slots: int = Field(1, gt=0)
+    hardware_slots: Integer = Field(1, gt=0)
     hardware_resources: dict[str, float] | None = None
-    retries: int = Field(2, ge=0)
+    retries: Integer = Field(2, ge=0)
 
     @model_validator(mode="before")
     @classmethod

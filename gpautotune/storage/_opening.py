@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,8 +41,19 @@ def sql_errors(path: str, what: str) -> Iterator[None]:
     except sqlite3.Error as exc:
         text = str(exc)
         hint = next((h for k, h in HINTS.items() if k in text), None)
+        if "unable to open" in text and _read_only_place(path):  # SQLite does not say why
+            hint = HINTS["readonly"]
         suffix = f": {hint}" if hint else ""
         raise StorageError(f"{what} {path!r}: {text}{suffix}") from None
+
+
+def _read_only_place(path: str) -> bool:
+    """Whether the journal at ``path``, or the folder it would be made in, exists and
+    cannot be written (a read-only file, folder or medium)."""
+    if path == ":memory:" or path.startswith("file:"):
+        return False
+    target = Path(path) if Path(path).exists() else Path(path).parent
+    return target.exists() and not os.access(target, os.W_OK)
 
 
 @functools.cache

@@ -65,6 +65,11 @@ def _write(tmp_path, text):
             "give the file's `repetitions`, or `repetitions` or `seeds` to the strategies ['RS']",
         ),
         (("{name: booth}", "{name: 'no.such.module:factory'}"), "--allow-imports"),
+        # true/false is no number (pydantic would read 1/0)
+        (("seed: 10", "seed: true"), "seed: must be an integer; true/false is not one"),
+        (("repetitions: 3", "repetitions: true"), "repetitions: must be an integer"),
+        (("budget: 5", "budget: true"), "budget: must be an integer"),
+        (("repetitions: 2}", "seeds: [1, false]}"), "strategies.1.seeds.1: must be an integer"),
     ],
 )
 def test_mistakes_name_their_key(tmp_path, change, message):
@@ -73,6 +78,17 @@ def test_mistakes_name_their_key(tmp_path, change, message):
     with pytest.raises(ConfigError, match=None) as info:
         load_comparison(_write(tmp_path, text))
     assert message in str(info.value)
+
+
+def test_a_tuning_file_is_named_as_such(tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_text("problem: {name: booth}\nstrategy: {name: random}\nbudget: 4\n")
+    with pytest.raises(ConfigError) as info:
+        load_comparison(path)
+    assert str(info.value) == (
+        f"{path}: this is a tuning file (it has `strategy`, not `strategies`): run "
+        f"`gpautotune tune {path}`"
+    )
 
 
 def test_a_journal_given_apart_replaces_the_files_or_stands_in_for_it(tmp_path):
