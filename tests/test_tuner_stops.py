@@ -11,10 +11,12 @@ import pytest
 from gpautotune import Measurement, Status, TuningRun, tune
 from gpautotune.exceptions import EvaluationError
 from gpautotune.parallel import SimulatedWorkers, run_parallel
+from gpautotune.problems.kt_cache import kt_cache_problem
 from gpautotune.space import IntRange, Space
 from gpautotune.storage import Journal
 from gpautotune.tuner import FIRST_BUILD_ERRORS
 from gpautotune.tuner._tune import _after_each_trial
+from tests.storage.kt_files import small_cache, write_json
 
 SPACE = Space([IntRange("x", -5, 5), IntRange("y", -5, 5)])
 TYPO = "k.c: In function 'k':\nk.c:3:4: error: 'tile' undeclared\n"
@@ -101,3 +103,18 @@ def test_evaluations_in_flight_are_stored_when_an_asynchronous_run_stops(tmp_pat
     assert journal.get_run(run.run_id).status == "stopped" and not journal.running(run.run_id)
     assert run.ask(3) == []
     journal.close()
+
+
+def test_a_replayed_cache_whose_first_rows_failed_to_build_is_not_stopped(tmp_path):
+    """A replayed table's failures carry one marker each (CompilationFailedConfig): they
+    are the table's data, not a set-up mistake, however many come first."""
+    document = small_cache()
+    for record in document["cache"].values():  # all but the fastest fail to build
+        if record["block_size_x"] != 128 or record["tile-size"] != 1:
+            record["time"] = "CompilationFailedConfig"
+    path = write_json(tmp_path / "c.json", document)
+    problem = kt_cache_problem(path)
+    assert problem.space.size > 12
+    result = tune(problem, "random", 12, seed=0, storage=tmp_path / "j.db")
+    assert result.used == 12
+    assert sum(t.status is Status.BUILD_ERROR for t in result.trials) >= FIRST_BUILD_ERRORS

@@ -45,7 +45,8 @@ def first_failures(run: TuningRun) -> str | None:
     It stops when its first :data:`FIRST_CRASHES` evaluations raised one exception (a
     bug in the objective), or its first :data:`FIRST_BUILD_ERRORS` all failed with
     ``build_error`` and the same error text, paths and code addresses aside (a set-up
-    mistake).
+    mistake), unless the run answers from data (a replayed table, whose digest the run
+    stores: its failures are the table's, each the same marker, never a set-up mistake).
     """
     counted = [t for t in run.trials if t.counts_in_budget]
     if len(counted) == FIRST_CRASHES:
@@ -84,6 +85,8 @@ def _build_errors(run: TuningRun, counted: list[Trial]) -> str | None:
     if len(errors) != len(counted):
         return None  # a success, another failure, or no text to compare
     if len({_VOLATILE.sub("<>", e) for e in errors}) != 1:
+        return None
+    if run.journal.data_digest(run.run_id) is not None:  # a replayed table's failures
         return None
     first = errors[-1].splitlines()[0].strip()
     return (
