@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from gpautotune.config import apply_overrides
@@ -67,7 +68,9 @@ def print_moves(trials: Sequence[Trial], optimum: float) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("problem", help="a cache of kt-caches/, e.g. gemm/RTX_3090")
+    parser.add_argument(
+        "problem", help="a cache of kt-caches/ (gemm/RTX_3090), or a cache or T4 file"
+    )
     parser.add_argument("seed", type=int)
     parser.add_argument("--budget", type=int, default=120)
     parser.add_argument(
@@ -78,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     options = apply_overrides({}, args.option)  # YAML scalars; ConfigError names a bad one
-    problem = kt_cache_problem(f"kt-caches/{args.problem}.json.gz")
+    given = Path(args.problem)  # a cache or T4 file, or a cache's name under kt-caches/
+    problem = kt_cache_problem(given if given.is_file() else f"kt-caches/{args.problem}.json.gz")
     result = tune(problem, "gpr", args.budget, seed=args.seed, strategy_options=options)
     if args.trials:
         print_trials(result.trials)
