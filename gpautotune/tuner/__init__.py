@@ -18,8 +18,9 @@ info, and asks the strategy for the rest with those as pending.
 
 from __future__ import annotations
 
+from gpautotune.tuner._identity import name_clash, run_spec
 from gpautotune.tuner._result import TuneResult, best_trial
-from gpautotune.tuner._run import TuningRun, name_clash, run_spec
+from gpautotune.tuner._run import TuningRun
 from gpautotune.tuner._tune import FIRST_BUILD_ERRORS, FIRST_CRASHES, tune
 from gpautotune.tuner._warm_start import import_trials
 

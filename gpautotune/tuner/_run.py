@@ -22,9 +22,6 @@ from gpautotune.space import Config, Space
 from gpautotune.storage import (
     Journal,
     RunningTrial,
-    RunObjective,
-    RunRecord,
-    RunSpec,
     trials_frame,
 )
 from gpautotune.strategies import Proposal, Strategy, make_strategy
@@ -36,12 +33,13 @@ from gpautotune.tuner._checks import (
     positive_int,
     warm_configs,
 )
+from gpautotune.tuner._identity import run_spec
 from gpautotune.tuner._result import best_trial
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["TuningRun", "run_spec", "name_clash"]
+__all__ = ["TuningRun"]
 
 _log = logging.getLogger("gpautotune.tuner")
 StorageLike = Journal | str | os.PathLike[str] | None
@@ -51,55 +49,6 @@ def _journal(storage: StorageLike) -> Journal:
     if isinstance(storage, Journal):
         return storage
     return Journal(":memory:" if storage is None else storage)
-
-
-def run_spec(
-    target: Problem | Space,
-    strategy: Strategy,
-    *,
-    seed: int | None,
-    label: str | None,
-    problem_name: str | None = None,
-) -> RunSpec:
-    """The journal identity of a run: problem (or space) and its settings, strategy and
-    its settings, seed and label. Runs with the same key are one run (opening it again
-    resumes it); a comparison builds it once per problem and strategy and varies the seed
-    (``dataclasses.replace(spec, seed=...)``). A bare space is stored under
-    ``problem_name``, else the space's name, else ``custom``. The problem's objective unit
-    and direction go with it, outside the key (nothing known for a bare space)."""
-    problem = target if isinstance(target, Problem) else None
-    space = target.space if isinstance(target, Problem) else target
-    return RunSpec(
-        problem=problem.name if problem else (problem_name or space.name or "custom"),
-        problem_settings=problem.describe() if problem else {},
-        strategy=strategy.name,
-        strategy_settings=strategy.settings(),
-        seed=strategy.seed if seed is None else seed,
-        space=space.describe(),
-        label=label,
-        data_digest=problem.data_digest() if problem else None,
-        objective=RunObjective(problem.objective_unit, problem.direction, problem.samples_unit)
-        if problem
-        else RunObjective(),
-    )
-
-
-def name_clash(journal: Journal, spec: RunSpec) -> RunRecord | None:
-    """A run of ``journal`` with ``spec``'s label (its name) but other settings, if any.
-
-    A name picks one run, as a study name does in Optuna: reusing a name with another
-    problem, strategy, options or seed is a mistake to report, not a second run."""
-    if spec.label is None:
-        return None
-    same = journal.find(spec)  # the run itself, perhaps made from its data elsewhere
-    return next(
-        (
-            r
-            for r in journal.runs()
-            if r.label == spec.label and r.key != spec.key and (same is None or r.id != same.id)
-        ),
-        None,
-    )
 
 
 class TuningRun:
