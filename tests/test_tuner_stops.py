@@ -118,3 +118,14 @@ def test_a_replayed_cache_whose_first_rows_failed_to_build_is_not_stopped(tmp_pa
     result = tune(problem, "random", 12, seed=0, storage=tmp_path / "j.db")
     assert result.used == 12
     assert sum(t.status is Status.BUILD_ERROR for t in result.trials) >= FIRST_BUILD_ERRORS
+
+
+def test_a_paced_replay_answers_from_its_tables_data(tmp_path):
+    """Its digest is the replayed table's: failures stay data, a resume on another
+    table is refused."""
+    from gpautotune.problems.paced import PacedProblem
+
+    path = write_json(tmp_path / "c.json", small_cache())
+    inner = kt_cache_problem(path)
+    paced = PacedProblem(inner, scale=1e-6, max_s=1e-6, failure_s=0.0)
+    assert paced.data_digest() == inner.data_digest() is not None

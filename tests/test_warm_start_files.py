@@ -248,3 +248,36 @@ def test_a_unit_that_does_not_convert_is_refused_and_a_missing_file_named(tmp_pa
 
 def small_cache_time(path: Path, i: int) -> float:
     return list(json.loads(gzip.decompress(path.read_bytes()))["cache"].values())[i]["time"]
+
+
+def test_another_recorded_field_is_refused_where_its_unit_is_not_the_problems(tmp_path):
+    """Reading ``GFLOP/s`` into a problem measured in seconds would store throughputs'
+    reciprocals as seconds: refused like any unit that does not convert."""
+    path, _ = _partial_cache(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ConfigError, match=r"records 'GFLOP/s' in GFLOP/s.*in s"):
+            import_trials(path, InSeconds(), "GFLOP/s")
+
+
+def test_run_times_in_a_unit_that_does_not_convert_are_left_out(tmp_path):
+    path, records = _partial_cache(tmp_path)
+
+    class PerPixel(InSeconds):
+        samples_unit = "s/pixel"
+
+    trials = import_trials(path, PerPixel())
+    first = next(i for i, r in enumerate(records) if _measured(r))
+    assert trials[first].ok and trials[first].measurement.samples == ()
+    assert trials[first].value == pytest.approx(records[first]["time"] / 1000)
+
+
+def test_a_tuning_run_takes_a_warm_start_file_too(tmp_path):
+    path, records = _partial_cache(tmp_path)
+    from gpautotune import TuningRun
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = TuningRun(InSeconds(), "random", storage=tmp_path / "r.db", budget=2, warm_start=path)
+    warm = [t for t in run.trials if t.origin is Origin.WARM_START]
+    assert len(warm) == len(records)

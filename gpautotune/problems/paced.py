@@ -61,6 +61,10 @@ class PacedProblem(Problem):
     def best_known(self) -> Config | None:
         return self.problem.best_known()
 
+    def data_digest(self) -> str | None:
+        """The replayed problem's: a paced replay answers from the same table."""
+        return self.problem.data_digest()
+
     def describe(self) -> dict[str, Any]:
         pace = {"scale": self.scale, "max_s": self.max_s, "failure_s": self.failure_s}
         return {**self.problem.describe(), "name": self.name, "paced": pace}

@@ -402,8 +402,10 @@ def _t4_units(entries: list[dict[str, Any]], meta: Mapping[str, Any]) -> dict[st
 def _t4_levels(
     path: str, keys: list[str], columns: Mapping[str, list[Any]], listed: Any
 ) -> dict[str, tuple[Any, ...]]:
-    """Each key's levels: ``metadata.tune_params`` where the file has it (gpautotune's
-    export writes the levels in the order of the space it tuned), else the values seen.
+    """Each key's levels: those ``metadata.tune_params`` lists that configurations hold,
+    in its order (gpautotune's export writes the levels in the order of the space it
+    tuned), else the values seen; a listed level no row holds is left out, as a file
+    read before metadata was read left it out (the space of a run stored then is kept).
 
     Raises:
         ConfigError: ``metadata.tune_params`` is not a list of levels per configuration
@@ -435,7 +437,8 @@ def _t4_levels(
                 "configurations hold; correct it, or remove it to take the levels from the "
                 "configurations"
             )
-    return {k: tuple(listed[k]) for k in keys}
+    seen = {k: set(map(_typed, columns[k])) for k in keys}  # a level no row holds is none
+    return {k: tuple(v for v in listed[k] if _typed(v) in seen[k]) for k in keys}
 
 
 def _t4_direction(path: str, meta: Mapping[str, Any], objective: str, own: str) -> str | None:

@@ -35,6 +35,7 @@ from gpautotune.tuner._checks import (
 )
 from gpautotune.tuner._identity import run_spec
 from gpautotune.tuner._result import best_trial
+from gpautotune.tuner._warm_start import import_trials
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -74,7 +75,8 @@ class TuningRun:
         seed: the run's seed (also the strategy's when built by name).
         budget: evaluations allowed, failures included; None for no limit.
         strategy_options: keyword options of a strategy given by name.
-        warm_start: earlier trials told to the strategy first (not counted in the budget).
+        warm_start: earlier trials told to the strategy first (not counted in the budget),
+            or a file of them (:func:`~gpautotune.tuner.import_trials`).
         label: the run's name; distinguishes otherwise identical runs (repetitions).
         load_if_exists: resume the run when the journal holds it (the default); False
             raises :class:`StorageError` instead, as Optuna's ``load_if_exists=False``.
@@ -95,7 +97,7 @@ class TuningRun:
         seed: int | None = None,
         budget: int | None = None,
         strategy_options: Mapping[str, Any] | None = None,
-        warm_start: Sequence[Trial] | None = None,
+        warm_start: Sequence[Trial] | str | os.PathLike[str] | None = None,
         label: str | None = None,
         load_if_exists: bool = True,
         problem_name: str | None = None,
@@ -107,6 +109,8 @@ class TuningRun:
         self.problem = target if isinstance(target, Problem) else None
         self.space = target.space if isinstance(target, Problem) else target
         check_space(self.space)  # before the strategy is built or the journal opened
+        if isinstance(warm_start, str | os.PathLike):  # a file of trials, read first
+            warm_start = import_trials(warm_start, target)
         if warm_start:
             check_warm_start(self.space, warm_start)
         if not isinstance(strategy, str | Strategy):

@@ -102,7 +102,7 @@ def tune(
     if workers is not None and client is not None:
         raise ConfigError("give workers (a local Dask cluster) or client, not both")
     problem = as_problem(problem, space)
-    if isinstance(warm_start, str | os.PathLike):  # a file: read before the run opens
+    if isinstance(warm_start, str | os.PathLike):  # a file: read before the set-up check
         warm_start = import_trials(warm_start, problem)
     problem.check()  # a set-up that cannot measure anything fails here, not trial by trial
     if evaluator is not None:  # e.g. a function a worker process cannot receive

@@ -29,7 +29,8 @@ Units
     the problem state a unit and both are times (``s``, ``ms``, ``us``, ``ns``): a cache's
     ``time`` warm-starts a ``c-kernel`` in seconds (ms / 1000), and its run times (the
     samples) go with it. A unit that does not convert into the problem's (``GB/s`` for
-    ``s``, ``ms`` for ``s/pixel``) is refused; where either side states none, the values
+    ``s``, ``ms`` for ``s/pixel``), whichever recorded field is read, is refused; run
+    times in a unit that does not convert are left out; where either side states none, the values
     are taken as recorded (a problem that states no unit, such as a Python function,
     gets the file's numbers). A cache states Kernel Tuner's units (``ms`` for its fields
     named ``time...`` and for its run times, a throughput named as its unit); a T4 file
@@ -39,6 +40,7 @@ Units
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Any, Literal
@@ -131,7 +133,8 @@ def _records_trials(
     records = read_tuning_file(path, objective or named)
     if problem is not None and records.objective == (named or records.objective):
         direction = direction or (problem.direction if named is not None else None)
-        unit = problem.objective_unit if unit is None else unit  # of the value, if unnamed
+    if problem is not None and unit is None:  # the values become the problem's, whatever
+        unit = problem.objective_unit  # field is read: a unit that does not convert is refused
     try:
         replay = KtCacheProblem(records, path=str(path), direction=direction)
     except ConfigError as exc:
@@ -199,7 +202,8 @@ def _scales(replay: KtCacheProblem, where: str, stated: tuple[str, str]) -> tupl
             f"its objective in {stated[0]}: warm-start from a file of the same quantity "
             "(or read another recorded field with `objective`)"
         )
-    return factor, _factor(samples, stated[1]) or 1.0
+    per_sample = _factor(samples, stated[1])  # samples in a unit that does not convert
+    return factor, math.nan if per_sample is None else per_sample  # are left out
 
 
 def _factor(recorded: str, stated: str) -> float | None:
@@ -225,5 +229,5 @@ def _scaled(m: Measurement, scale: tuple[float, float], replay: KtCacheProblem) 
             metrics[replay.objective] = metrics[replay.objective] * factor
     else:
         value = m.value * factor
-    samples = [s * per_sample for s in m.samples]
-    return Measurement(m.status, value, tuple(samples), metrics)
+    samples = () if math.isnan(per_sample) else tuple(s * per_sample for s in m.samples)
+    return Measurement(m.status, value, samples, metrics)

@@ -220,3 +220,13 @@ def test_a_run_stored_before_exports_as_it_did(tmp_path):
     assert document["metadata"]["timeunit"] == "seconds"
     assert document["metadata"]["direction"] == "max"
     assert units(document) == {"score": "", "time_s": "s"}
+
+
+def test_a_listed_level_no_row_holds_is_left_out(tmp_path):
+    """The export lists every level of the space it tuned; a level no trial measured is
+    left out of the replay, so a run stored before metadata was read keeps its space."""
+    journal = stored_run(tmp_path / "j.db", {"name": "own", "objective": "time"}, None)
+    document = t4_document(journal, 1)
+    document["metadata"]["tune_params"]["unroll"] = [1, 2, 4, 8]  # 8: no row holds it
+    path = write_json(tmp_path / "t4.json", document)
+    assert kt_cache_problem(path).space["unroll"].levels == (1, 2, 4)
