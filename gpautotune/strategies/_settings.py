@@ -77,9 +77,13 @@ class StrategySettings:
         if unknown:
             raise unknown_options(where, unknown, names)
         try:
-            return cls(**options)
+            settings = cls(**options)
         except ValidationError as exc:
             raise ConfigError(f"{where}: {format_validation_error(exc, '')}") from None
+        for name, value in options.items():  # pydantic reads true/false as 1/0 for numbers
+            if isinstance(value, bool) and not isinstance(getattr(settings, name), bool):
+                raise ConfigError(f"{where}: {name}: a number, not true/false (got {value!r})")
+        return settings
 
     @classmethod
     def names(cls) -> list[str]:

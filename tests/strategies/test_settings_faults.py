@@ -215,3 +215,16 @@ def test_dlmt_formula_errors_name_the_option(options, message):
 )
 def test_formula_errors_name_the_option(name, options, option):
     assert _error(name, **options).startswith(f"{option}: model formula")
+
+
+@pytest.mark.parametrize(
+    ("name", "option"), [("gpr", "n_init"), ("gpr", "kappa"), ("genetic", "elitism")]
+)
+def test_true_or_false_is_refused_where_a_number_is_meant(name, option):
+    """pydantic reads ``true`` as 1 for an integer and 1.0 for a float (``n_init: true``
+    in a YAML file ran with one initial point)."""
+    assert "a number, not true/false (got True)" in _error(name, **{option: True})
+
+
+def test_a_boolean_option_still_takes_true():
+    assert make_strategy("gpr", SPACE, seed=0, trust_region=True).options.trust_region is True
