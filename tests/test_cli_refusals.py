@@ -80,6 +80,7 @@ def test_compare_refuses_an_unknown_problem_before_the_progress_bar(comparison, 
     )
     assert "repetitions" not in out.output  # no bar
     assert not (tmp_path / "c.db").exists()
+    assert not [p for p in tmp_path.iterdir() if p.is_dir()]  # nor an empty report folder
 
 
 def test_report_on_a_journal_without_runs_writes_nothing(tmp_path):

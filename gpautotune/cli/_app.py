@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -76,13 +77,19 @@ def journal_file(db: str) -> Path:
 
 def output_folder(path: Path, what: str, *, make: bool = True) -> Path:
     """``path`` made ready as the folder to write ``what`` into (created if missing; with
-    ``make=False`` only checked), or a one-line error saying why it cannot be."""
+    ``make=False`` only checked: no file in the way, and the nearest existing folder
+    writable), or a one-line error saying why it cannot be."""
     for folder in (path, *path.parents):
         if folder.exists():
             if not folder.is_dir():
                 raise ConfigError(
                     f"cannot write {what} into {str(path)!r}: {str(folder)!r} is a file; "
                     "give a folder"
+                )
+            if not make and not os.access(folder, os.W_OK | os.X_OK):
+                raise ConfigError(
+                    f"cannot write {what} into {str(path)!r}: {str(folder)!r} is not "
+                    "writable; give another folder"
                 )
             break
     if not make:

@@ -65,8 +65,8 @@ def compare(
         folder = load_comparison(
             config, allow_imports=allow_imports, only=only or None, storage=path
         ).report_dir()
-    if folder is not None:
-        output_folder(folder, "the report")
+    if folder is not None:  # made when the report is written: a refused file leaves none
+        output_folder(folder, "the report", make=False)
     with _repetitions_bar() as on_progress:
         result = run_comparison(
             config,
