@@ -25,9 +25,14 @@ import pandas as pd
 from gpautotune.analysis._stats import Difference, compare_paired, compare_samples
 from gpautotune.storage import Journal
 
-__all__ = ["Group", "RunTable", "load_runs"]
+__all__ = ["Group", "RunTable", "failure_kinds", "load_runs"]
 
 _log = logging.getLogger(__name__)
+
+
+def failure_kinds(counts: Counter[str]) -> str:
+    """``build_error 12, run_error 3``: failure statuses, the most frequent first."""
+    return ", ".join(f"{k} {n}" for k, n in counts.most_common())
 
 
 @dataclass(frozen=True)
@@ -109,16 +114,20 @@ class Group:
         budget = budget or self.horizon
         if np.isfinite(self.curves[:, : min(budget, self.horizon)]).any():
             return None
-        made = [s[:budget] for s in self.statuses]
-        counts = Counter(str(x) for s in made for x in s if x != "ok")
-        evaluations = sum(len(s) for s in made)
+        evaluations = sum(len(s[:budget]) for s in self.statuses)
         if not evaluations:
             return None
-        kinds = ", ".join(f"{k} {n}" for k, n in counts.most_common())
+        counts = self.failures(budget)
+        kinds = failure_kinds(counts)
         return (
             f"no successful evaluation ({sum(counts.values())} of {evaluations} failed"
             f"{': ' + kinds if kinds else ''})"
         )
+
+    def failures(self, budget: int | None = None) -> Counter[str]:
+        """The statuses of the repetitions' failed evaluations within the first ``budget``
+        (default: all), counted."""
+        return Counter(str(x) for s in self.statuses for x in s[:budget] if x != "ok")
 
     def count_at(self, what: str, budget: int) -> np.ndarray:
         """``failed``, ``refused`` or ``duplicates`` at ``budget`` of the repetitions that

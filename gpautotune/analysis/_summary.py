@@ -31,6 +31,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from gpautotune.analysis._peers import peer_comparison
-from gpautotune.analysis._runs import Group, ProblemInfo, RunTable, load_runs
+from gpautotune.analysis._runs import Group, ProblemInfo, RunTable, failure_kinds, load_runs
 from gpautotune.analysis._stats import (
     Difference,
     describe,
@@ -101,12 +102,9 @@ class ComparisonReport:
     def never_succeeded_text(self) -> str | None:
         """One line naming the problems and strategies whose runs never succeeded, with
         the statuses of their failed evaluations; None when there are none."""
-        from collections import Counter
-
         parts = []
         for problem, groups in self.never_succeeded().items():
-            counts = Counter(str(x) for g in groups for s in g.statuses for x in s if x != "ok")
-            kinds = ", ".join(f"{k} {n}" for k, n in counts.most_common())
+            kinds = failure_kinds(sum((g.failures() for g in groups), Counter()))
             who = ", ".join(g.label for g in groups)
             parts.append(f"{problem} ({who}; failed: {kinds})")
         if not parts:

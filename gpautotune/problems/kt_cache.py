@@ -76,7 +76,7 @@ from gpautotune.storage import (
     HIGHER_IS_BETTER,
     STATUS_INVALIDITY,
     TuningRecords,
-    metric_unit,
+    kernel_tuner_unit,
     read_tuning_file,
 )
 
@@ -204,8 +204,8 @@ class KtCacheProblem(Problem):
         stem = source.name.removesuffix(".gz").removesuffix(".json")
         self.name = name or f"{source.parent.name}/{stem}"
         self.objective = records.objective
-        kernel_tuners = "ms" if self.objective.startswith("time") else metric_unit(self.objective)
-        self.objective_unit = records.units.get(self.objective, kernel_tuners)
+        stated = records.units.get(self.objective)  # the file's, else Kernel Tuner's
+        self.objective_unit = stated or kernel_tuner_unit(self.objective)
         self.samples_unit = records.timeunit or records.units.get("time", "ms")
         self._report_left_out(records)
         self._build_space(records)

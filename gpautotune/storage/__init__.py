@@ -16,7 +16,13 @@ from gpautotune.storage._records import (
     RunSpec,
     package_versions,
 )
-from gpautotune.storage._t4 import export_t4, metric_unit, t4_document, validate_t4
+from gpautotune.storage._t4 import (
+    export_t4,
+    kernel_tuner_unit,
+    metric_unit,
+    t4_document,
+    validate_t4,
+)
 from gpautotune.storage._tables import (
     export_table,
     import_csv,
@@ -42,6 +48,7 @@ __all__ = [
     "import_csv",
     "import_table",
     "journal_path",
+    "kernel_tuner_unit",
     "metric_unit",
     "package_versions",
     "read_tuning_file",

@@ -42,7 +42,15 @@ from gpautotune.storage._kernel_tuner import (
 from gpautotune.storage._objective import RunObjective
 from gpautotune.trial import Trial
 
-__all__ = ["t4_document", "export_t4", "validate_t4", "t4_schema", "metric_unit", "T4_VERSION"]
+__all__ = [
+    "t4_document",
+    "export_t4",
+    "validate_t4",
+    "t4_schema",
+    "metric_unit",
+    "kernel_tuner_unit",
+    "T4_VERSION",
+]
 
 T4_VERSION = "1.0.0"
 #: The Kernel Tuner error marker written as the objective of a failed trial.
@@ -108,6 +116,12 @@ def metric_unit(name: str) -> str:
     return next((unit for end, unit in _SUFFIX_UNITS if name.endswith(end)), "")
 
 
+def kernel_tuner_unit(name: str) -> str:
+    """The unit of a field Kernel Tuner records: ``ms`` for those named ``time...``
+    (its times), else what the name states (:func:`metric_unit`: ``GFLOP/s``)."""
+    return "ms" if name.startswith("time") else metric_unit(name)
+
+
 @dataclass(frozen=True)
 class _Description:
     """What the export says of one run's objective and quantities.
@@ -116,20 +130,19 @@ class _Description:
         unit: the objective's unit (``""`` where unknown).
         direction: ``min`` or ``max``.
         timeunit: ``metadata.timeunit``, the unit of ``times.runtimes`` (None: unknown).
-        kt_time: the unit of a replayed file's fields whose names start with ``time``
-            (Kernel Tuner's rule), for runs described by :func:`_inferred` only.
+        kernel_tuner: the run replayed a Kernel Tuner file, whose fields have Kernel
+            Tuner's units (:func:`kernel_tuner_unit`), for runs described by
+            :func:`_inferred` only.
     """
 
     unit: str
     direction: str
     timeunit: str | None
-    kt_time: str | None = None
+    kernel_tuner: bool = False
 
     def of(self, name: str) -> str:
         """The unit of the metric ``name`` (``""`` where unknown)."""
-        if self.kt_time is not None and name.startswith("time"):
-            return self.kt_time
-        return metric_unit(name)
+        return kernel_tuner_unit(name) if self.kernel_tuner else metric_unit(name)
 
     @classmethod
     def stated(cls, objective: RunObjective) -> _Description:
@@ -151,8 +164,7 @@ def _inferred(problem: Mapping[str, Any], trials: Iterable[Trial], objective: st
     objective's metric (a kernel's ``GB/s``), else ``min``.
     """
     if problem.get("format") in ("cache", "t4") and "path" in problem:  # kt-cache
-        unit = "ms" if objective.startswith("time") else metric_unit(objective)
-        units = _Description(unit, "min", "milliseconds", "ms")
+        units = _Description(kernel_tuner_unit(objective), "min", "milliseconds", True)
     elif problem.get("name") in ("c-kernel", "opencl-kernel"):  # time, or one of the metrics
         units = _Description(
             "s" if objective == "time" else metric_unit(objective), "min", "seconds"
