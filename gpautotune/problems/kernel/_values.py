@@ -12,11 +12,20 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from scipy import signal
 
 from gpautotune.exceptions import ConfigError, PredicateError
 from gpautotune.space import Expression, compile_expression
 
 __all__ = ["ARRAY_FUNCTIONS", "compile_value", "evaluate", "integer"]
+
+
+def _correlate2d(image: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Each output point the sum of ``weights`` times the image window at it: the
+    "valid" 2-D cross-correlation an image filter computes (the output is smaller than
+    the image by the filter's size less one in each axis; SciPy picks direct or FFT)."""
+    return signal.correlate(image, weights, mode="valid")
+
 
 #: Functions reference-answer expressions may call, beyond the arithmetic ones.
 ARRAY_FUNCTIONS = {
@@ -24,6 +33,7 @@ ARRAY_FUNCTIONS = {
     "transpose": (np.transpose, 1),
     "sqrt": (np.sqrt, 1),
     "exp": (np.exp, 1),
+    "correlate2d": (_correlate2d, 2),
 }
 
 

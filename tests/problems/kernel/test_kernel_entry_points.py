@@ -139,6 +139,7 @@ def test_the_readme_example_runs_as_a_plain_script(tmp_path, cl_device):
     [
         ("vadd.yaml", ["problem.sizes.n=20000"]),
         ("matmul.yaml", ["problem.sizes.n=48"]),
+        ("conv2d.yaml", ["problem.sizes.w=40", "problem.sizes.h=24"]),
         ("transpose.yaml", ["problem.sizes.n=100"]),
     ],
 )

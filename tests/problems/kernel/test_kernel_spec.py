@@ -157,6 +157,15 @@ def test_geometry_follows_kernel_tuner_rules():
         geometry("q", (None, None, None), None, ["n"])
 
 
+def test_an_image_filter_answer_is_the_valid_cross_correlation():
+    rng = np.random.default_rng(0)
+    image, weights = rng.random((7, 9)), rng.random((3, 5))
+    values = {"out": np.zeros((5, 5)), "image": image, "filter": weights}
+    got = Answer({"out": "correlate2d(image, filter)"}, list(values), allow_imports=False)
+    direct = [[np.sum(image[i : i + 3, j : j + 5] * weights) for j in range(5)] for i in range(5)]
+    assert np.allclose(got.expected(values, {})["out"], direct)
+
+
 def test_answers_from_expressions_lists_and_functions():
     a, b = np.arange(4.0, dtype=np.float32).reshape(2, 2), np.eye(2, dtype=np.float32)
     values = {"c": np.zeros((2, 2), np.float32), "a": a, "b": b}
