@@ -30,6 +30,7 @@ from gpautotune.problems.kernel._build_log import build_error_text
 from gpautotune.problems.kernel._params import define_lines
 from gpautotune.problems.kernel._problem import KernelProblem
 from gpautotune.problems.kernel._spec import KernelSpec
+from gpautotune.problems.kernel._usage import check_kernel_name
 from gpautotune.problems.spapt import BuildSettings, Runner
 from gpautotune.space import Config
 
@@ -157,6 +158,11 @@ class CKernelProblem(KernelProblem):
         compiler: the C compiler command.
         cflags: compiler flags.
         timeout_s: seconds a compilation, and a run, may take.
+
+    Raises:
+        ConfigError: a set-up mistake: the source defines no function ``spec.kernel``
+            (:func:`~gpautotune.problems.kernel._usage.check_kernel_name`), the compiler
+            is not on ``PATH``, an argument is a local buffer.
     """
 
     name = "c-kernel"
@@ -170,6 +176,7 @@ class CKernelProblem(KernelProblem):
         timeout_s: float = 60.0,
     ) -> None:
         super().__init__(spec, timeout_s=timeout_s)
+        check_kernel_name(spec, opencl=False, options=tuple(cflags))
         if shutil.which(compiler) is None:
             raise ConfigError(f"c-kernel: the C compiler {compiler!r} is not on PATH")
         local = [a.name for a in spec.arguments if a.is_local]

@@ -22,6 +22,7 @@ from gpautotune.problems.kernel._geometry import Geometry
 from gpautotune.problems.kernel._params import define_lines
 from gpautotune.problems.kernel._problem import KernelProblem
 from gpautotune.problems.kernel._spec import KernelSpec
+from gpautotune.problems.kernel._usage import check_kernel_name
 from gpautotune.problems.opencl import (
     REFUSED_METRIC,
     BuildCache,
@@ -166,6 +167,10 @@ class OpenCLKernelProblem(KernelProblem):
         build_options: OpenCL compiler options (``-cl-fast-relaxed-math``).
         timeout_s: seconds one evaluation may take in the worker process.
         probe_bandwidth: measure the device's copy bandwidth once (a metric).
+
+    Raises:
+        ConfigError: the source defines no ``__kernel`` function ``spec.kernel``
+            (:func:`~gpautotune.problems.kernel._usage.check_kernel_name`).
     """
 
     name = "opencl-kernel"
@@ -183,6 +188,7 @@ class OpenCLKernelProblem(KernelProblem):
         probe_bandwidth: bool = True,
     ) -> None:
         super().__init__(spec, timeout_s=timeout_s, startup_timeout_s=startup_timeout_s)
+        check_kernel_name(spec, opencl=True, options=build_options.split())
         self.geometry, self.build_options = geometry, build_options
         self.probe_bandwidth = bool(probe_bandwidth)
         self.device_info = usable_device(platform, device)

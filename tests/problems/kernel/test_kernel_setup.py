@@ -132,8 +132,15 @@ def test_a_wrong_number_of_kernel_arguments_is_one_error(tmp_path, cl_device, ar
     _refused(_vadd(cl_device, arguments=arguments), tmp_path, f"arguments: {says}")
 
 
+def test_a_kernel_missing_from_the_source_is_an_error_at_set_up(cl_device):
+    with pytest.raises(ConfigError, match=r"kernel: no function 'vad' in .*did you mean 'vadd'"):
+        _vadd(cl_device, kernel="vad")
+
+
 def test_a_kernel_missing_from_the_program_is_one_error(tmp_path, cl_device):
-    _refused(_vadd(cl_device, kernel="vad"), tmp_path, r"no kernel 'vad' in the program .*vadd")
+    source = VADD + "float add(float a, float b) { return a + b; }\n"  # not a __kernel
+    problem = _vadd(cl_device, source=source, kernel="add")  # written there: the build tells
+    _refused(problem, tmp_path, r"no kernel 'add' in the program .*vadd")
 
 
 def test_a_good_set_up_passes_the_check(cl_device):

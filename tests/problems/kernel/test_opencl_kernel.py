@@ -123,7 +123,8 @@ def test_a_configuration_outside_the_space_is_invalid(problem):
 
 
 def test_a_missing_kernel_is_a_build_error_naming_the_kernels(cl_device):
-    p = _problem(cl_device, kernel="nope")
+    source = SOURCE + "float nope(float a) { return a; }\n"  # not a __kernel: the build tells
+    p = _problem(cl_device, source=source, kernel="nope")
     try:
         m = p.evaluate(GOOD)
     finally:
