@@ -68,10 +68,11 @@ def test_named_runs_show_and_export_their_names(booth_yaml, tmp_path):
     assert "second" not in only.output
 
 
-def test_a_name_is_refused_with_other_settings(booth_yaml, tmp_path):
+def test_a_name_is_refused_with_another_strategy(booth_yaml, tmp_path):
     db = str(tmp_path / "n.db")
     assert runner.invoke(app, ["tune", str(booth_yaml), "--db", db, "--name", "a"]).exit_code == 0
-    clash = runner.invoke(app, ["tune", str(booth_yaml), "--db", db, "--name", "a", "--seed", "5"])
+    other = ["--set", "strategy.name=sobol"]
+    clash = runner.invoke(app, ["tune", str(booth_yaml), "--db", db, "--name", "a", *other])
     assert clash.exit_code == 2 and "run name 'a' is taken" in _flat(clash.output)
     refused = runner.invoke(
         app, ["tune", str(booth_yaml), "--db", db, "--name", "a", "--no-resume"]
@@ -79,6 +80,8 @@ def test_a_name_is_refused_with_other_settings(booth_yaml, tmp_path):
     assert refused.exit_code == 2 and "already exists" in _flat(refused.output)
     resumed = runner.invoke(app, ["tune", str(booth_yaml), "--db", db, "--name", "a"])
     assert resumed.exit_code == 0 and len(Journal(db).runs()) == 1
+    seed = runner.invoke(app, ["tune", str(booth_yaml), "--db", db, "--name", "a", "--seed", "5"])
+    assert seed.exit_code == 0 and len(Journal(db).runs()) == 2  # a repetition of a
 
 
 def test_sqlite_urls_on_the_command_line(booth_yaml, tmp_path, monkeypatch):

@@ -20,7 +20,7 @@ from gpautotune.storage import Journal, trials_frame
 from gpautotune.storage._records import space_changes
 from gpautotune.strategies import make_strategy
 from gpautotune.strategies.random_sample import RandomSampling
-from gpautotune.tuner import name_clash, run_spec
+from gpautotune.tuner import RunNameError, run_spec
 
 SPACE = Space([IntRange("x", -5, 5), IntRange("y", -5, 5)], constraints=["x + y <= 6"])
 
@@ -229,9 +229,9 @@ def test_a_name_used_with_other_settings_is_a_clash(tmp_path):
     run = TuningRun(booth, "sobol", seed=1)
     same = run_spec(booth, TuningRun(booth, "random", seed=1).strategy, seed=1, label="baseline")
     other = run_spec(booth, run.strategy, seed=1, label="baseline")
-    assert name_clash(journal, same) is None
-    clash = name_clash(journal, other)
-    assert clash is not None and clash.strategy == "random"
+    journal.check_name(same)  # its own run: resumed, not refused
+    with pytest.raises(RunNameError, match=r"run 1 \(booth / random.*strategy random there"):
+        journal.check_name(other)
 
 
 def test_labels_appear_in_the_trials_frame(tmp_path):

@@ -42,7 +42,7 @@ def tune(
         str | None,
         typer.Option(
             help="the run's name (the file's `label`): another name starts another run; "
-            "a name is refused with other settings"
+            "runs of one name may differ by seed, not by strategy or its options"
         ),
     ] = None,
     resume: Annotated[
@@ -84,7 +84,8 @@ def tune(
     storage = cfg.storage_path()
     spec = _spec(problem, strategy, cfg.seed, cfg.label)
     with _existing(storage) as journal:
-        _check_name(journal, spec, storage)
+        if journal is not None:  # a taken name said before the header (the tuner
+            journal.check_name(spec)  # refuses it again as it makes the run)
         stored = _stored(journal, spec) if resume else None
     named = f", name {cfg.label!r}" if cfg.label else ""
     resuming = f"; resuming run {stored[0]} with {_trials(stored[1])} stored" if stored else ""
@@ -236,21 +237,6 @@ def _spread(trials: list[Any]) -> None:
         if counts:
             listing = ", ".join(f"{k}: {n}" for k, n in sorted(counts.items()))
             console.print(f"trials per {what}: {listing}", highlight=False)
-
-
-def _check_name(journal: Any, spec: Any, storage: str) -> None:
-    """Refuse a run name that the journal already gives a run with other settings."""
-    from gpautotune.tuner import name_clash
-
-    if journal is None or spec.label is None:
-        return
-    clash = name_clash(journal, spec)
-    if clash is not None:
-        raise GPAutotuneError(
-            f"run name {spec.label!r} is taken in {storage} by run {clash.id} "
-            f"({clash.describe()}) with other settings; give another --name, or the same "
-            "settings to resume it"
-        )
 
 
 def _baseline_speedup(problem: Any, result: Any) -> None:

@@ -1,6 +1,7 @@
 """The trial journal (SQLite) and its tables (pandas, CSV, Parquet, warm starts), and the
 field's exchange formats: Kernel Tuner caches and T4 results files in, T4 out."""
 
+from gpautotune.storage._identity import RunNameError
 from gpautotune.storage._journal import Journal, RunOwnedError
 from gpautotune.storage._kernel_tuner import (
     HIGHER_IS_BETTER,
@@ -37,6 +38,7 @@ __all__ = [
     "STATUS_INVALIDITY",
     "CatalogEntry",
     "Journal",
+    "RunNameError",
     "RunObjective",
     "RunOwnedError",
     "RunRecord",

@@ -5,24 +5,35 @@ key: the same problem, strategy, seed, label and data digest (see
 ``RunSpec.placeless_key``). Resuming it is refused where its stored search space differs
 from the specification's, or where it was made from other data (another digest).
 
+A run's label names a strategy with its options on a problem, as a study's name does in
+Optuna: runs may share it across seeds (repetitions) and problems, as a comparison's do
+and as reports group them, but a new run is refused where a run of the same problem has
+the label with another strategy or other options (:func:`check_name`, in the
+transaction that makes the run).
+
 Kept apart from :class:`~gpautotune.storage.Journal`: matching a specification to the
-runs stored, and the rules that refuse a resume, are one concept that several journal
-operations (opening a run, listing finished runs, joining journals) share.
+runs stored, and the rules that refuse a resume or a name, are one concept that several
+journal operations (opening a run, listing finished runs, joining journals) share.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from gpautotune.exceptions import StorageError
-from gpautotune.storage._records import RunRecord, RunSpec, placeless_key, space_changes
+from gpautotune.storage._records import RunRecord, RunSpec, dumps, placeless_key, space_changes
 
 if TYPE_CHECKING:
     from gpautotune.storage._journal import Journal
 
-__all__ = ["check_data", "check_space", "find", "identities"]
+__all__ = ["RunNameError", "check_data", "check_name", "check_space", "find", "identities"]
+
+
+class RunNameError(StorageError):
+    """A run's name (its label) is taken in the journal by a run with other settings."""
 
 
 def find(journal: Journal, spec: RunSpec) -> RunRecord | None:
@@ -97,3 +108,70 @@ def check_data(journal: Journal, record: RunRecord, digest: str | None) -> None:
             "validation set) changed since; resume it with the data it was made from, or "
             "tune into another journal (--db, or storage= in Python)"
         )
+
+
+def name_clash(journal: Journal, spec: RunSpec) -> RunRecord | None:
+    """The first run of ``journal`` with ``spec``'s label on the same problem (name and
+    settings) but another strategy or other strategy options; runs set aside
+    (``Journal.set_aside_run``) leave their label free."""
+    if spec.label is None:
+        return None
+    rows = journal._conn.execute(
+        "SELECT id, problem_settings, strategy, strategy_settings FROM runs"
+        " WHERE label=? AND problem=? AND status != 'stopped' ORDER BY id",
+        (spec.label, spec.problem),
+    ).fetchall()
+    problem_settings, strategy_settings = (
+        json.loads(dumps(s)) for s in (spec.problem_settings, spec.strategy_settings)
+    )
+    for run_id, problem_there, strategy, strategy_there in rows:
+        if json.loads(problem_there) != problem_settings:
+            continue  # another problem
+        if strategy != spec.strategy or json.loads(strategy_there) != strategy_settings:
+            return journal.get_run(run_id)
+    return None
+
+
+def check_name(journal: Journal, spec: RunSpec) -> None:
+    """Refuse ``spec``'s label where a run of its problem has it with another strategy
+    or other options (see :func:`name_clash`), saying what differs and what to do.
+
+    Raises:
+        RunNameError: naming the label, the journal, the run that has it and how their
+            strategies differ.
+    """
+    clash = name_clash(journal, spec)
+    if clash is None:
+        return
+    differs = _differences(clash, spec)
+    more = f"; and {len(differs) - 4} more" if len(differs) > 4 else ""
+    shown = f" ({'; '.join(differs[:4])}{more})" if differs else ""
+    raise RunNameError(
+        f"run name {spec.label!r} is taken in {journal.path!r} by run {clash.id} "
+        f"({clash.describe()}) with another strategy setting{shown}; a name stands for one "
+        "strategy with its options on a problem (its runs may differ by seed): give this "
+        "run another name (label=, --name), or that run's strategy and options"
+    )
+
+
+def _differences(record: RunRecord, spec: RunSpec) -> list[str]:
+    """How a stored run's strategy differs from ``spec``'s, as ``strategy random there,
+    gpr here`` or by option (``strategy option 'n_init' 10 there, 13 here``)."""
+    if record.strategy != spec.strategy:
+        return [f"strategy {record.strategy} there, {spec.strategy} here"]
+    return _options("strategy option", record.settings.get("strategy"), spec.strategy_settings)
+
+
+def _options(what: str, stored: Any, given: Mapping[str, Any]) -> list[str]:
+    """The options that differ between stored settings (JSON) and given ones."""
+    here = json.loads(dumps(given))
+    if not isinstance(stored, dict) or not isinstance(here, dict):
+        return [] if stored == here else [f"{what}s {stored} there, {here} here"]
+    absent = object()
+    return [
+        f"{what} {name!r} "
+        + " there, ".join("(none)" if v is absent else str(v) for v in (there, now))
+        + " here"
+        for name in sorted(set(stored) | set(here))
+        if (there := stored.get(name, absent)) != (now := here.get(name, absent))
+    ]

@@ -9,9 +9,9 @@ Several processes may write to one journal (comparisons on Dask): SQLite seriali
 writes and ``busy_timeout`` makes writers wait instead of failing. The package's SQL is
 in this module and its private neighbours in ``gpautotune.storage`` (``_schema``: the
 tables; ``_opening``: opening and the schema checks; ``_owners``: run ownership;
-``_identity``: finding a specification's run; ``_merge``: joining journals;
-``_objective``: the objective a run's problem states): readers (reports, exports) use
-the journal's methods.
+``_identity``: finding a specification's run, refusing a taken name; ``_merge``:
+joining journals; ``_objective``: the objective a run's problem states): readers
+(reports, exports) use the journal's methods.
 
 One process at a time tunes a run: :meth:`Journal.claim_run` records the owner and
 refuses a run whose owner still runs, before anything is measured (``_owners``). A run
@@ -121,25 +121,38 @@ class Journal:
         self.close()
 
     # ------------------------------------------------------------------ runs
-    def open_run(self, spec: RunSpec, budget: int | None) -> RunRecord:
+    def open_run(
+        self, spec: RunSpec, budget: int | None, *, unique_name: bool = False
+    ) -> RunRecord:
         """The run with ``spec``'s key (resumed, budget updated), or a new one; the
-        specification's objective is recorded where the run has none (a run stored
-        before objectives were kept gets it when resumed).
+        specification's objective is recorded where the run has none. With
+        ``unique_name``, a new run whose label a run of its problem has with another
+        strategy is refused (:meth:`check_name`), in one ``BEGIN IMMEDIATE`` transaction
+        with the run's making: of two processes at once, the second sees the first's.
 
         Raises:
+            RunNameError: the name is taken (``unique_name``); nothing is stored.
             StorageError: the run exists and was made from other data (another digest),
                 or the journal cannot be written.
         """
-        with self._sql("cannot open a run in"):
-            record = self._open_run(spec, budget)
+        with self._sql("cannot open a run in"), self._conn:
+            self._conn.execute("BEGIN IMMEDIATE")
+            record = self._open_run(spec, budget, unique_name)
             _identity.check_data(self, record, spec.data_digest)
             if spec.objective is None or record.objective is not None:
                 return record
             record_objective(self._conn, record.id, spec.objective)
             return self.get_run(record.id)
 
-    def _open_run(self, spec: RunSpec, budget: int | None) -> RunRecord:
+    def check_name(self, spec: RunSpec) -> None:
+        """Raise :class:`RunNameError` where ``spec`` would be a new run whose label a
+        run of its problem has with another strategy (read-only journals too)."""
+        _identity.check_name(self, spec)
+
+    def _open_run(self, spec: RunSpec, budget: int | None, unique_name: bool) -> RunRecord:
         existing = self.find(spec)
+        if existing is None and unique_name:
+            _identity.check_name(self, spec)
         if existing is not None:
             _identity.check_space(self, existing, spec)
             if budget is not None and budget != existing.budget:
@@ -147,29 +160,26 @@ class Journal:
                     "UPDATE runs SET budget=?, status='running' WHERE id=?", (budget, existing.id)
                 )
             return self.get_run(existing.id)
-        try:
-            self._conn.execute(
-                "INSERT INTO runs (key, problem, problem_settings, strategy, strategy_settings,"
-                " seed, budget, space, versions, host, started_at, label)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    spec.key,
-                    spec.problem,
-                    dumps(spec.problem_settings),
-                    spec.strategy,
-                    dumps(spec.strategy_settings),
-                    spec.seed,
-                    budget,
-                    dumps(spec.space),
-                    dumps(package_versions()),
-                    socket.gethostname(),
-                    time.time(),
-                    spec.label,
-                ),
-            )
-        except sqlite3.IntegrityError:  # another process created it meanwhile
-            pass
-        return self.get_run(self.find_run(spec.key).id)
+        self._conn.execute(
+            "INSERT INTO runs (key, problem, problem_settings, strategy, strategy_settings,"
+            " seed, budget, space, versions, host, started_at, label)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                spec.key,
+                spec.problem,
+                dumps(spec.problem_settings),
+                spec.strategy,
+                dumps(spec.strategy_settings),
+                spec.seed,
+                budget,
+                dumps(spec.space),
+                dumps(package_versions()),
+                socket.gethostname(),
+                time.time(),
+                spec.label,
+            ),
+        )
+        return self.get_run(self.find_run(spec.key).id)  # under the lock: none made it since
 
     def find(self, spec: RunSpec) -> RunRecord | None:
         """The run of ``spec``: the one with its key, else one made from the same data
@@ -315,8 +325,9 @@ class Journal:
         self.checkpoint()
 
     def set_aside_run(self, run_id: int) -> None:
-        """Mark a run ``stopped`` and free its key: the run and its trials stay (for the
-        record), and opening a run with the same settings starts a new one."""
+        """Mark a run ``stopped`` and free its key and name: the run and its trials stay
+        (for the record), and opening a run with the same settings (or the same name,
+        with other settings) starts a new one."""
         with self._sql("cannot set a run aside in"):
             self._conn.execute(
                 "UPDATE runs SET status='stopped', key=key || ? WHERE id=?",

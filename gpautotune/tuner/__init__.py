@@ -4,7 +4,11 @@
 strategy is told about it. Runs are identified by (problem, its settings, strategy, its
 settings, seed, label); opening the same run again resumes it: stored trials are told to
 a fresh strategy, nothing stored is measured again, and the budget counts every stored
-evaluation, failures included (warm-start trials are data, not budget).
+evaluation, failures included (warm-start trials are data, not budget). A label is the
+run's name, as a study's name is in Optuna: it names a strategy with its options on a
+problem (runs may share it across seeds and problems); a new run of the problem under it
+with another strategy or other options is refused (:class:`RunNameError`), nothing
+stored.
 
 A resumed run continues as the uninterrupted one would have: strategies propose from the
 trials told (and the proposals still pending) alone, and a batch (``ask(n)``, ``n > 1``)
@@ -18,7 +22,8 @@ info, and asks the strategy for the rest with those as pending.
 
 from __future__ import annotations
 
-from gpautotune.tuner._identity import name_clash, run_spec
+from gpautotune.storage import RunNameError
+from gpautotune.tuner._identity import run_spec
 from gpautotune.tuner._result import TuneResult, best_trial
 from gpautotune.tuner._run import TuningRun
 from gpautotune.tuner._tune import FIRST_BUILD_ERRORS, FIRST_CRASHES, tune
@@ -27,11 +32,11 @@ from gpautotune.tuner._warm_start import import_trials
 __all__ = [
     "FIRST_BUILD_ERRORS",
     "FIRST_CRASHES",
+    "RunNameError",
     "TuneResult",
     "TuningRun",
     "best_trial",
     "import_trials",
-    "name_clash",
     "run_spec",
     "tune",
 ]

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from gpautotune.exceptions import BudgetError, ConfigError, SpaceError
+from gpautotune.exceptions import BudgetError, ConfigError, GPAutotuneError, SpaceError
 from gpautotune.space import Space
 from gpautotune.storage import Journal, RunRecord
 from gpautotune.trial import Origin, Trial
@@ -44,21 +44,24 @@ def warm_configs(trials: Sequence[Trial], *, every: bool = False) -> list[dict[s
 
 
 def check_warm_start(space: Space, warm_start: Sequence[Trial]) -> None:
-    """Refuse warm-start trials outside the space (unknown levels, broken constraints):
-    stored as the run's, one could be its best while the strategies never propose it.
+    """Refuse warm-start trials outside the space (unknown parameters or levels, broken
+    constraints): stored as the run's, one could be its best while the strategies never
+    propose it. The check of a warm-start file's rows (:func:`refuse_outside`), naming
+    the trials of the list.
 
     Raises:
-        SpaceError: naming how many and the first, with the constraints it breaks.
+        SpaceError: naming how many and the first, with what is wrong with it.
     """
-    index = space.to_index([t.config for t in warm_start])  # unknown levels raise here
-    outside = np.flatnonzero(~space.valid_mask(index))
-    if len(outside):
-        first = dict(warm_start[int(outside[0])].config)
-        raise SpaceError(
-            f"warm_start: {len(outside)} of {len(warm_start)} trials break the space's "
-            f"constraints (trial {int(outside[0])}, {first}, breaks {space.violated(first)}); "
-            "leave them out"
-        )
+    configs = [t.config for t in warm_start]
+    refuse_outside(
+        space,
+        configs,
+        "warm_start",
+        lambda i: f"trial {i}, {dict(configs[i])}",
+        "trials",
+        fixes=("leave them out", "leave them out"),
+        error=SpaceError,
+    )
 
 
 def refuse_outside(
@@ -67,19 +70,56 @@ def refuse_outside(
     where: str,
     label: Callable[[int], str],
     noun: str = "rows",
+    *,
+    fixes: tuple[str, str] = (
+        "remove them from the file, or tune a space whose parameters take these values",
+        "remove them from the file, or loosen the constraints",
+    ),
+    error: type[GPAutotuneError] = ConfigError,
 ) -> None:
-    """Refuse a warm-start file's configurations outside the space, naming the file
-    (``where``), how many, the first (``label(i)``: ``row 5``) and what to fix: values that
-    are not levels of a parameter (or lie outside its range), then broken constraints.
-    (:func:`check_warm_start` checks trials given in Python the same way.)
+    """Refuse warm-start configurations outside the space, naming where they come from
+    (``where``: a file, ``warm_start``), how many ``noun`` (rows, records, trials), the
+    first (``label(i)``: ``row 5``) and what to fix (``fixes``): parameters the space
+    lacks or a configuration lacks, values that are not levels of a parameter (or lie
+    outside its range), then broken constraints.
 
     Raises:
-        ConfigError: some configurations are outside the space.
+        ConfigError (or ``error``): some configurations are outside the space.
     """
-    bad, why = np.zeros(len(configs), dtype=bool), {}
+    why = _not_configurations(space, configs)
+    if why:
+        first = min(why)
+        raise error(
+            f"{where}: {len(why)} of {len(configs)} {noun} are not configurations of the "
+            f"space ({label(first)}: {why[first]}); {fixes[0]}"
+        )
+    outside = np.flatnonzero(~space.valid_mask(space.to_index(configs)))
+    if len(outside):
+        first = int(outside[0])
+        raise error(
+            f"{where}: {len(outside)} of {len(configs)} {noun} break the space's constraints "
+            f"({label(first)} breaks {space.violated(configs[first])}); {fixes[1]}"
+        )
+
+
+def _not_configurations(space: Space, configs: Sequence[Mapping[str, Any]]) -> dict[int, str]:
+    """Why each of ``configs`` that is not a configuration of the space is not (its
+    first fault: parameters missing or unknown, else the first value that is not a
+    level), by position; each distinct value of a parameter is checked once."""
+    names, why = set(space.names), {}
+    for i, config in enumerate(configs):
+        missing = [n for n in space.names if n not in config]
+        unknown = [k for k in config if k not in names]
+        faults = [
+            f"{w} parameter(s) {f}" for w, f in (("missing", missing), ("unknown", unknown)) if f
+        ]
+        if faults:
+            why[i] = f"{' and '.join(faults)}; the space has {space.names}"
     for p in space.parameters:
-        verdicts: dict[tuple[type, str], str | None] = {}  # each distinct value checked once
+        verdicts: dict[tuple[type, str], str | None] = {}
         for i, config in enumerate(configs):
+            if i in why:
+                continue
             value = config[p.name]
             key = (type(value), repr(value))
             if key not in verdicts:
@@ -88,23 +128,9 @@ def refuse_outside(
                     verdicts[key] = None
                 except (SpaceError, TypeError, ValueError) as exc:
                     verdicts[key] = str(exc)
-            if verdicts[key] is not None and not bad[i]:
-                bad[i], why[i] = True, verdicts[key]
-    if bad.any():
-        first = int(np.flatnonzero(bad)[0])
-        raise ConfigError(
-            f"{where}: {int(bad.sum())} of {len(configs)} {noun} are not configurations of the "
-            f"space ({label(first)}: {why[first]}); remove them from the file, or tune a space "
-            "whose parameters take these values"
-        )
-    outside = np.flatnonzero(~space.valid_mask(space.to_index(configs)))
-    if len(outside):
-        first = int(outside[0])
-        raise ConfigError(
-            f"{where}: {len(outside)} of {len(configs)} {noun} break the space's constraints "
-            f"({label(first)} breaks {space.violated(configs[first])}); remove them from the "
-            "file, or loosen the constraints"
-        )
+            if verdicts[key] is not None:
+                why[i] = verdicts[key]
+    return why
 
 
 def check_budget(journal: Journal, existing: RunRecord, budget: int) -> None:

@@ -1,14 +1,17 @@
-"""A run's identity in the journal: the specification that finds (or makes) its run, and
-the check that a run's name is not taken by another run."""
+"""A run's identity in the journal: the specification that finds (or makes) its run.
+
+A name taken by a run with other settings is refused by the journal, in the transaction
+that makes the run (:meth:`~gpautotune.storage.Journal.open_run`,
+:class:`~gpautotune.storage.RunNameError`)."""
 
 from __future__ import annotations
 
 from gpautotune.problems import Problem
 from gpautotune.space import Space
-from gpautotune.storage import Journal, RunObjective, RunRecord, RunSpec
+from gpautotune.storage import RunObjective, RunSpec
 from gpautotune.strategies import Strategy
 
-__all__ = ["name_clash", "run_spec"]
+__all__ = ["run_spec"]
 
 
 def run_spec(
@@ -39,22 +42,4 @@ def run_spec(
         objective=RunObjective(problem.objective_unit, problem.direction, problem.samples_unit)
         if problem
         else RunObjective(),
-    )
-
-
-def name_clash(journal: Journal, spec: RunSpec) -> RunRecord | None:
-    """A run of ``journal`` with ``spec``'s label (its name) but other settings, if any.
-
-    A name picks one run, as a study name does in Optuna: reusing a name with another
-    problem, strategy, options or seed is a mistake to report, not a second run."""
-    if spec.label is None:
-        return None
-    same = journal.find(spec)  # the run itself, perhaps made from its data elsewhere
-    return next(
-        (
-            r
-            for r in journal.runs()
-            if r.label == spec.label and r.key != spec.key and (same is None or r.id != same.id)
-        ),
-        None,
     )

@@ -77,13 +77,20 @@ class TuningRun:
         strategy_options: keyword options of a strategy given by name.
         warm_start: earlier trials told to the strategy first (not counted in the budget),
             or a file of them (:func:`~gpautotune.tuner.import_trials`).
-        label: the run's name; distinguishes otherwise identical runs (repetitions).
+        label: the run's name, as a study's name is in Optuna: it names a strategy with
+            its options on a problem, and distinguishes otherwise identical runs. Runs
+            may share it across seeds (repetitions, as a comparison's do) and problems; a
+            run of the problem with another strategy or other options under it is
+            refused.
         load_if_exists: resume the run when the journal holds it (the default); False
             raises :class:`StorageError` instead, as Optuna's ``load_if_exists=False``.
         problem_name: the problem's name in the journal when ``target`` is a bare
             :class:`Space` (default: the space's name, else ``custom``).
 
     Raises:
+        RunNameError: ``label`` is taken by a run of the problem with another strategy
+            or other options (the message says which, and what differs); nothing is
+            stored.
         StorageError: the run exists and ``load_if_exists`` is False.
         SpaceError: the space's constraints admit no configuration.
     """
@@ -153,7 +160,7 @@ class TuningRun:
             check_budget(self.journal, existing, budget)
         if label is None and self.journal.path != ":memory:":
             _warn_unidentified(self.problem)
-        self.record = self.journal.open_run(spec, budget)
+        self.record = self.journal.open_run(spec, budget, unique_name=True)
         self.run_id = self.record.id
         self.journal.claim_run(self.run_id)  # before anything is measured for it
         self.trials: list[Trial] = self.journal.trials(self.run_id)

@@ -71,13 +71,16 @@ def tune(
         batch_size: configurations asked at a time.
         evaluator: how ``problem.evaluate`` is called (default: the problem's).
         callback: ``callback(trial, run)`` after each stored trial.
-        label: the run's name (see :class:`TuningRun`).
+        label: the run's name: one a run of the problem has with another strategy or
+            other options is refused (see :class:`TuningRun`).
         load_if_exists: resume a stored run (True) or raise :class:`StorageError`.
         progress: draw a progress bar on standard error.
         workers: evaluate on a local Dask cluster of this many worker processes.
         client: evaluate on the workers of this ``distributed.Client``.
 
     Raises:
+        RunNameError: ``label`` is taken by a run of the problem with another strategy
+            or other options (nothing stored).
         EvaluationError: the run stopped early (the message says why, and where its
             trials are).
         ConfigError: ``evaluator`` or ``batch_size`` with ``workers`` or ``client``; a

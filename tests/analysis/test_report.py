@@ -179,10 +179,12 @@ def test_a_label_pooling_different_settings_is_warned_about(tmp_path, caplog):
     def objective(config):
         return float((config["x"] - 3) ** 2)
 
-    db = tmp_path / "mixed.db"
+    db, other = tmp_path / "mixed.db", tmp_path / "other.db"
     tune(objective, "random", 4, space=space, storage=db, seed=0, label="S")
-    tune(objective, "sobol", 4, space=space, storage=db, seed=1, label="S")
     tune(objective, "random", 4, space=space, storage=db, seed=1, label="R")
+    tune(objective, "sobol", 4, space=space, storage=other, seed=1, label="S")
+    with Journal(db) as mixed, Journal(other) as source:
+        mixed.copy_runs(source)  # journals merged: the tuner refuses this in one journal
     with caplog.at_level("WARNING", logger="gpautotune.analysis._runs"):
         runs = load_runs(db)
     warned = [r.getMessage() for r in caplog.records if "strategy settings" in r.getMessage()]
