@@ -40,6 +40,7 @@ from gpautotune.exceptions import (
     unknown_options,
 )
 from gpautotune.problems import OPT_IN, Problem, import_object, problem_factory
+from gpautotune.problems.input_files import find_input, resolve_input_files
 from gpautotune.space import Space
 from gpautotune.strategies import Strategy, strategy_class
 from gpautotune.trial import Trial
@@ -102,6 +103,7 @@ __all__ = [
     "build_strategy",
     "check_problem",
     "check_strategy",
+    "section_inputs",
 ]
 
 
@@ -208,15 +210,18 @@ def load_yaml_model(
     keys: str,
     overrides: Sequence[str] = (),
     replace: Mapping[str, Any] | None = None,
+    inputs: Callable[[dict[str, Any], Path], dict[str, Any]] | None = None,
 ) -> M:
     """Read a YAML file and validate it as ``model``; errors name the file and the key.
 
-    ``overrides`` (``dotted.key=value``) are applied before validation, and so are the
+    ``inputs(data, path)`` finds the input files the file names (see
+    :func:`section_inputs`); then ``overrides`` (``dotted.key=value``, whose paths stay
+    relative to the working directory) are applied before validation, and so are the
     top-level values of ``replace`` (as given, not read as YAML: a command line's journal
     path, say), which the file then need not hold.
 
     Raises:
-        DataNotFoundError: the file does not exist.
+        DataNotFoundError: the file, or an input file it names, does not exist.
         ConfigError: bad YAML, not a mapping, or a bad key or value.
     """
     path = Path(path)
@@ -236,6 +241,8 @@ def load_yaml_model(
     mistake = _other_kind(data, what, path)
     if mistake:
         raise ConfigError(f"{path}: {mistake}")
+    if inputs is not None:  # the keys overrides set are theirs, not the file's
+        data = inputs(_without(data, overrides), path)
     data = {**apply_overrides(data, overrides), **(replace or {})}
     try:
         return model.model_validate(data)
@@ -243,6 +250,22 @@ def load_yaml_model(
         raise ConfigError(
             f"{path}: {format_validation_error(exc, '')}".replace(": .", ": ")
         ) from None
+
+
+def _without(data: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
+    """``data`` without the keys ``dotted.key=value`` overrides set (which set them again)."""
+    out = dict(data)
+    for item in overrides:
+        keys = [k for k in item.partition("=")[0].strip().split(".") if k]
+        node = out
+        for k in keys[:-1]:
+            if not isinstance(node.get(k), Mapping):
+                break
+            node[k] = node = dict(node[k])
+        else:
+            if keys:
+                node.pop(keys[-1], None)
+    return out
 
 
 def _other_kind(data: Mapping[str, Any], what: str, path: Path) -> str | None:
@@ -264,8 +287,57 @@ def _other_kind(data: Mapping[str, Any], what: str, path: Path) -> str | None:
 
 
 def load_config(path: str | os.PathLike[str], overrides: Sequence[str] = ()) -> TuneConfig:
-    """Read and validate a tuning YAML file (with ``dotted.key=value`` overrides)."""
-    return load_yaml_model(path, TuneConfig, "config", "problem, strategy, budget, ...", overrides)
+    """Read and validate a tuning YAML file (with ``dotted.key=value`` overrides); its
+    input files (the problem's, ``warm_start``) are found from the working directory,
+    else from the file's folder (:func:`section_inputs`)."""
+    return load_yaml_model(
+        path,
+        TuneConfig,
+        "config",
+        "problem, strategy, budget, ...",
+        overrides,
+        inputs=_tuning_inputs,
+    )
+
+
+def _tuning_inputs(data: dict[str, Any], file: Path) -> dict[str, Any]:
+    """A tuning file's ``data`` with its input files found (:func:`section_inputs`, and
+    ``warm_start``); storage, an output, stays relative to the working directory."""
+    out = dict(data)
+    if isinstance(out.get("problem"), Mapping):
+        out["problem"] = section_inputs(out["problem"], file)
+    if isinstance(out.get("warm_start"), str):
+        out["warm_start"] = find_input(out["warm_start"], file, "warm_start")
+    return out
+
+
+def section_inputs(
+    section: Mapping[str, Any],
+    file: Path,
+    where: str = "",
+    *,
+    factory_names: bool = False,
+    allow_imports: bool = False,
+) -> dict[str, Any]:
+    """A problem section of YAML ``file`` with the input files its problem marks
+    (:class:`~gpautotune.problems.input_files.InputFile`) found from the working
+    directory, else from the file's folder (rewritten to that file's absolute path).
+
+    A section whose problem is unknown (or not to be imported) is returned as it is: its
+    check says what is wrong.
+
+    Raises:
+        DataNotFoundError: an input file in neither place; the message starts with its
+            key (``<where>source``).
+    """
+    name = section.get("name")
+    if not isinstance(name, str):
+        return dict(section)
+    try:
+        factory, _ = _problem_factory(name, factory_names, allow_imports)
+    except ConfigError:
+        return dict(section)
+    return resolve_input_files(factory, section, file, where)
 
 
 def _problem_factory(

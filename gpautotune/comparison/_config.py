@@ -26,9 +26,10 @@ renaming a label starts new repetitions). A problem ``name`` that contains a col
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ from gpautotune.config import (
     check_problem,
     check_strategy,
     load_yaml_model,
+    section_inputs,
 )
 from gpautotune.exceptions import ConfigError
 from gpautotune.problems import Problem
@@ -273,11 +275,14 @@ def load_comparison(
 
     A problem named ``package.module:factory`` is imported only with ``allow_imports``
     (the user's opt-in, ``--allow-imports``): a file never runs code it names by itself.
+    The problems' input files are found from the working directory, else from the
+    file's folder (:func:`~gpautotune.config.section_inputs`); ``storage`` and
+    ``output`` stay relative to the working directory.
     With ``only`` (labels), the other strategies are dropped before their options are
     checked, so that a strategy left out needs none of its optional packages.
 
     Raises:
-        DataNotFoundError: the file does not exist.
+        DataNotFoundError: the file, or an input file a problem names, does not exist.
         ConfigError: bad YAML, a bad key or value (the message names it), or a
             ``module:factory`` problem without the opt-in.
     """
@@ -287,6 +292,7 @@ def load_comparison(
         "comparison",
         "problems, strategies, repetitions, budget, storage",
         replace={"storage": storage} if storage is not None else None,
+        inputs=functools.partial(_comparison_inputs, allow_imports=allow_imports),
     ).select(only)
     for i, entry in enumerate(config.strategies):
         check_strategy(entry, f"{path}: strategies.{i} ({entry.name})")
@@ -298,6 +304,25 @@ def load_comparison(
             allow_imports=allow_imports,
         )
     return config
+
+
+def _comparison_inputs(
+    data: dict[str, Any], file: Path, *, allow_imports: bool = False
+) -> dict[str, Any]:
+    """A comparison file's ``data`` with the input files of its problems found
+    (:func:`~gpautotune.config.section_inputs`; messages start with ``problems.<i>.``)."""
+    out = dict(data)
+    find = functools.partial(
+        section_inputs, file=file, factory_names=True, allow_imports=allow_imports
+    )
+    if isinstance(out.get("problem"), Mapping):
+        out["problem"] = find(out["problem"], where="problem.")
+    if isinstance(out.get("problems"), list):
+        out["problems"] = [
+            find(s, where=f"problems.{i}.") if isinstance(s, Mapping) else s
+            for i, s in enumerate(out["problems"])
+        ]
+    return out
 
 
 @dataclass(frozen=True)

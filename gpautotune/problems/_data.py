@@ -13,7 +13,9 @@ shipped with the package. A data file named relative to the data folder (such as
 
 An explicit path (``data:`` in a tuning file, ``--set problem.data=PATH`` on the command
 line, ``data=`` in Python; ``path:`` for ``kt-cache``) is used as given, as is an absolute
-path. Places 1, 2 and 4 do not depend on where the
+path (a relative one written in a YAML file that is not found from the working directory
+is first looked for in the file's folder: :mod:`gpautotune.problems.input_files`). Places
+1, 2 and 4 do not depend on where the
 package is installed, so a regular (non-editable) install finds the data too.
 """
 

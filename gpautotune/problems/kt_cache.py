@@ -1,7 +1,8 @@
 """Replay a brute-forced GPU search space from a Kernel Tuner cache or T4 results file.
 
 YAML: ``problem: {name: kt-cache, path: kt-caches/gemm/RTX_3090.json.gz}`` (the path
-explicit, or relative to ``shared/data``); Python: :func:`kt_cache_problem`.
+explicit, from the working directory or else the YAML file's folder, or relative to
+``shared/data``); Python: :func:`kt_cache_problem`.
 
 The space
     One parameter per tuned key, with the file's levels (a cache's ``tune_params``, a T4
@@ -54,13 +55,14 @@ import re
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 
 from gpautotune.exceptions import ConfigError, PredicateError, SpaceError
 from gpautotune.problems import Measurement, Problem, Status
 from gpautotune.problems._data import find_data
+from gpautotune.problems.input_files import InputFile
 from gpautotune.problems.replay import table_digest
 from gpautotune.space import (
     Boolean,
@@ -373,7 +375,7 @@ class KtCacheProblem(Problem):
 
 
 def kt_cache_problem(
-    path: str | os.PathLike[str],
+    path: Annotated[str | os.PathLike[str], InputFile(searched=True)],
     objective: str | None = None,
     direction: Literal["min", "max"] | None = None,
     restrictions: list[str] | None = None,

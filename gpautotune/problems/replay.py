@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 
@@ -17,6 +17,7 @@ from gpautotune.exceptions import ConfigError, SpaceError
 from gpautotune.measurement import Measurement, Status
 from gpautotune.problems._base import Problem
 from gpautotune.problems._data import find_data
+from gpautotune.problems.input_files import InputFile
 from gpautotune.space import Config, Space
 
 if TYPE_CHECKING:
@@ -244,7 +245,7 @@ class ReplayProblem(Problem):
 
 
 def laplacian_replay(
-    data: str | os.PathLike[str] | None = None,
+    data: Annotated[str | os.PathLike[str] | None, InputFile()] = None,
     register_rule: str = "proxy",
     label: str = "laplacian-k40c",
 ) -> ReplayProblem:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from gpautotune.problems._data import find_data
+from gpautotune.problems.input_files import InputFile
 from gpautotune.problems.replay import ReplayProblem
 from gpautotune.space import space_from_spec
 
@@ -12,7 +13,7 @@ __all__ = ["replay_from_spec"]
 
 
 def replay_from_spec(
-    data: str,
+    data: Annotated[str, InputFile()],
     objective: str,
     parameters: list[dict[str, Any]],
     constraints: list[str] | None = None,

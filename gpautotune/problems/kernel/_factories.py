@@ -1,6 +1,7 @@
 """The ``opencl-kernel`` and ``c-kernel`` problems by name, with the keys of a YAML file.
 
-A tuning file (paths are relative to the working directory)::
+A tuning file (a relative path, of ``source`` or a ``file``, is looked for in the working
+directory, then in the YAML file's folder; see :mod:`gpautotune.problems.input_files`)::
 
     problem:
       name: opencl-kernel
@@ -24,8 +25,9 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any
 
+from gpautotune.problems.input_files import InputFile
 from gpautotune.problems.kernel._c import CKernelProblem
 from gpautotune.problems.kernel._geometry import Divisor, geometry
 from gpautotune.problems.kernel._opencl import OpenCLKernelProblem
@@ -43,9 +45,9 @@ def _spec(options: Mapping[str, Any]) -> KernelSpec:
 
 
 def opencl_kernel(
-    source: str,
+    source: Annotated[str, InputFile(code=True)],
     kernel: str,
-    arguments: list[dict[str, Any]],
+    arguments: Annotated[list[dict[str, Any]], InputFile("*.file")],
     tune_params: dict[str, list[Any]],
     problem_size: int | str | list[int | str],
     *,
@@ -56,7 +58,7 @@ def opencl_kernel(
     grid_div_z: Divisor = None,
     block_size_names: list[str] | None = None,
     defines: dict[str, Any] | None = None,
-    answer: dict[str, Any] | str | None = None,
+    answer: Annotated[dict[str, Any] | str | None, InputFile("*.file")] = None,
     atol: float = 1e-6,
     rtol: float = 0.0,
     objective: str = "time",
@@ -75,7 +77,8 @@ def opencl_kernel(
     """A user's OpenCL kernel (problem ``opencl-kernel``); the keys of the YAML section.
 
     Args:
-        source: the kernel file (relative to the working directory) or its code.
+        source: the kernel file or its code; a relative path is from the working
+            directory (in a YAML file: else from the file's folder).
         kernel: the ``__kernel`` function's name.
         arguments: the kernel's arguments in order (see
             :mod:`gpautotune.problems.kernel._arguments`).
@@ -130,15 +133,15 @@ def opencl_kernel(
 
 
 def c_kernel(
-    source: str,
+    source: Annotated[str, InputFile(code=True)],
     kernel: str,
-    arguments: list[dict[str, Any]],
+    arguments: Annotated[list[dict[str, Any]], InputFile("*.file")],
     tune_params: dict[str, list[Any]],
     *,
     restrictions: list[str] | str | None = None,
     sizes: dict[str, int] | None = None,
     defines: dict[str, Any] | None = None,
-    answer: dict[str, Any] | str | None = None,
+    answer: Annotated[dict[str, Any] | str | None, InputFile("*.file")] = None,
     atol: float = 1e-6,
     rtol: float = 0.0,
     objective: str = "time",

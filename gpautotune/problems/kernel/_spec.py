@@ -32,7 +32,8 @@ def read_source(source: str | Path) -> tuple[str, str | None]:
 
     A string with a line break is code, and so is one that names no file but holds a
     brace (a kernel's body: ``__kernel void k(...) { ... }`` on one line); anything else
-    is a path.
+    is a path, relative to the working directory (a YAML file's relative path is found
+    beforehand, from its folder too: see :mod:`gpautotune.problems.input_files`).
 
     Raises:
         ConfigError: a path that does not exist.
