@@ -242,7 +242,7 @@ def load_yaml_model(
     if mistake:
         raise ConfigError(f"{path}: {mistake}")
     if inputs is not None:  # the keys overrides set are theirs, not the file's
-        data = inputs(_without(data, overrides), path)
+        data = inputs(_without(apply_overrides(data, overrides), overrides), path)
     data = {**apply_overrides(data, overrides), **(replace or {})}
     try:
         return model.model_validate(data)
@@ -253,7 +253,9 @@ def load_yaml_model(
 
 
 def _without(data: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
-    """``data`` without the keys ``dotted.key=value`` overrides set (which set them again)."""
+    """``data`` without the keys ``dotted.key=value`` overrides set (which set them
+    again): their paths are the command line's, from the working directory. A ``name``
+    stays: it is no path, and says whose input files the section's keys are."""
     out = dict(data)
     for item in overrides:
         keys = [k for k in item.partition("=")[0].strip().split(".") if k]
@@ -263,7 +265,7 @@ def _without(data: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
                 break
             node[k] = node = dict(node[k])
         else:
-            if keys:
+            if keys and keys[-1] != "name":
                 node.pop(keys[-1], None)
     return out
 

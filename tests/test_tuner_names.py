@@ -11,8 +11,10 @@ import pytest
 from gpautotune import TuningRun, tune
 from gpautotune.exceptions import StorageError
 from gpautotune.problems import BoothProblem
+from gpautotune.space import IntRange, Space
 from gpautotune.storage import Journal, RunSpec
-from gpautotune.tuner import RunNameError
+from gpautotune.strategies import make_strategy
+from gpautotune.tuner import RunNameError, run_spec
 
 
 def _stored(db):
@@ -142,3 +144,34 @@ def test_journals_share_labels_unless_told_they_are_names(tmp_path):
         journal.open_run(_spec(3, "u"), 5, unique_name=True)
     assert journal.open_run(_spec(1), 5, unique_name=True).seed == 1  # resumed
     assert len(journal.runs()) == 2
+
+
+def test_another_space_under_a_name_is_another_problem(tmp_path):
+    """Settings a strategy derives from the space (GPR's n_init) are not options the
+    user changed: a run on another space under the name is not refused."""
+    db = tmp_path / "runs.db"
+    small = Space([IntRange(f"x{i}", 0, 9) for i in range(3)])
+    large = Space([IntRange(f"x{i}", 0, 9) for i in range(8)])
+    tune(_total, "gpr", 2, space=small, storage=db, label="g", seed=1)
+    assert tune(_total, "gpr", 2, space=large, storage=db, label="g", seed=2).used == 2
+
+
+def _total(config):
+    return float(sum(config.values()))
+
+
+def test_the_command_line_resumes_a_run_an_older_journal_shares_a_name_with(tmp_path):
+    """Journals made before the rule may hold runs of other strategies under one name:
+    each of them resumes."""
+    db = tmp_path / "runs.db"
+    with Journal(db) as journal:  # as an older version stored them
+        for strategy in ("random", "sobol"):
+            spec = run_spec(BoothProblem(), _strategy(strategy), seed=1, label="x")
+            journal.open_run(spec, 3)
+    with Journal(db) as journal:
+        journal.check_name(run_spec(BoothProblem(), _strategy("random"), seed=1, label="x"))
+    assert tune(BoothProblem(), "random", 3, storage=db, label="x", seed=1).run_id == 1
+
+
+def _strategy(name):
+    return make_strategy(name, BoothProblem().space, seed=1)

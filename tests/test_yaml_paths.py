@@ -102,6 +102,14 @@ def test_a_kernel_source_beside_the_yaml_is_found_from_another_folder(folders):
     assert problem.describe()["source"] == str((project / "k.c").resolve())
 
 
+def test_an_override_of_the_problem_name_keeps_its_paths_found(folders):
+    project, _ = folders
+    (project / "k.c").write_text(C_SOURCE)
+    path = _tuning(project, {**KERNEL, "source": "k.c"})
+    config = load_config(path, ["problem.name=c-kernel"])
+    assert config.problem.options["source"] == str((project / "k.c").resolve())
+
+
 def test_the_working_directory_wins_and_its_path_is_kept_as_written(folders):
     project, elsewhere = folders
     (project / "k.c").write_text(C_SOURCE.replace("U * x[i]", "x[i] * U"))

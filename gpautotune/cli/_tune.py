@@ -85,7 +85,7 @@ def tune(
     spec = _spec(problem, strategy, cfg.seed, cfg.label)
     with _existing(storage) as journal:
         if journal is not None:  # a taken name said before the header (the tuner
-            journal.check_name(spec)  # refuses it again as it makes the run)
+            journal.check_name(spec)  # checks it again as it makes a new run)
         stored = _stored(journal, spec) if resume else None
     named = f", name {cfg.label!r}" if cfg.label else ""
     resuming = f"; resuming run {stored[0]} with {_trials(stored[1])} stored" if stored else ""

@@ -47,6 +47,7 @@ from gpautotune.config import (
 )
 from gpautotune.exceptions import ConfigError
 from gpautotune.problems import Problem
+from gpautotune.storage import RunSpec
 from gpautotune.tuner import run_spec
 
 __all__ = [
@@ -354,14 +355,10 @@ class Repetition:
         return f"{self.problem.name} / {self.label} / seed {self.seed}"
 
 
-def expand(
-    config: ComparisonConfig, problems: list[Problem], *, allow_imports: bool = False
-) -> Iterator[Repetition]:
-    """Every repetition of ``config``, interleaved (repetition 0 of everything first), with
-    its journal run key (``problems`` are the built ``config.problems``, in order) and the
-    user's opt-in to imports (for the workers that build the problems again)."""
-    longest = max(config.repetitions_of(s) for s in config.strategies)
-    specs = {
+def run_specs(config: ComparisonConfig, problems: list[Problem]) -> dict[tuple[int, int], RunSpec]:
+    """The journal specification of each problem ``i`` and strategy ``j`` at the
+    comparison's first seed (its repetitions vary the seed)."""
+    return {
         (i, j): run_spec(
             problem,
             build_strategy(entry, problem, config.seed),
@@ -371,6 +368,20 @@ def expand(
         for i, problem in enumerate(problems)
         for j, entry in enumerate(config.strategies)
     }
+
+
+def expand(
+    config: ComparisonConfig,
+    problems: list[Problem],
+    *,
+    allow_imports: bool = False,
+    specs: dict[tuple[int, int], RunSpec] | None = None,
+) -> Iterator[Repetition]:
+    """Every repetition of ``config``, interleaved (repetition 0 of everything first), with
+    its journal run key (``problems`` are the built ``config.problems``, in order) and the
+    user's opt-in to imports (for the workers that build the problems again)."""
+    longest = max(config.repetitions_of(s) for s in config.strategies)
+    specs = specs or run_specs(config, problems)
     for r in range(longest):
         for i, (section, problem) in enumerate(zip(config.problems, problems, strict=True)):
             for j, entry in enumerate(config.strategies):

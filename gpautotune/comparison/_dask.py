@@ -33,7 +33,7 @@ from gpautotune.comparison._config import Repetition
 from gpautotune.config import build_problem, build_strategy
 from gpautotune.parallel import dask_client
 from gpautotune.problems import Problem
-from gpautotune.storage import Journal, RunOwnedError
+from gpautotune.storage import Journal, RunNameError, RunOwnedError
 
 if TYPE_CHECKING:
     from gpautotune.tuner import TuneResult
@@ -131,6 +131,9 @@ def run_repetition(
         try:
             result = _tune(rep, hardware_slots, lease)
             break
+        except RunNameError as exc:  # a label another process took meanwhile: not retried
+            error = f"{type(exc).__name__}: {exc}"
+            return RepetitionOutcome(rep, -1, 0, None, time.perf_counter() - start, _here(), error)
         except RunOwnedError as exc:
             if waited + pause > owner_wait_s:
                 waits = f" (waited {waited:g} s for it)" if waited else ""

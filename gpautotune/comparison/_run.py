@@ -21,6 +21,7 @@ from gpautotune.comparison._config import (
     Repetition,
     expand,
     load_comparison,
+    run_specs,
 )
 from gpautotune.comparison._dask import RepetitionOutcome, dask_client, run_repetition, task_options
 from gpautotune.config import build_problem
@@ -120,10 +121,18 @@ def select_problems(
 def pending_repetitions(
     config: ComparisonConfig, problems: Sequence[Problem], *, allow_imports: bool = False
 ) -> tuple[list[Repetition], int]:
-    """The repetitions still to run and the number already finished with this budget."""
-    repetitions = list(expand(config, list(problems), allow_imports=allow_imports))
+    """The repetitions still to run and the number already finished with this budget.
+
+    Raises:
+        RunNameError: a strategy's label is taken in the journal by runs of the problem
+            with another strategy or other options (said once, before any task).
+    """
+    specs = run_specs(config, list(problems))
+    repetitions = list(expand(config, list(problems), allow_imports=allow_imports, specs=specs))
     with Journal(config.storage) as journal:
         finished = journal.finished()
+        for spec in specs.values():
+            journal.check_name(spec)
     pending = [
         r
         for r in repetitions

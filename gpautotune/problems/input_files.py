@@ -28,7 +28,7 @@ from typing import Annotated, Any, get_origin
 
 from gpautotune.exceptions import DataNotFoundError
 
-__all__ = ["InputFile", "input_files", "locate", "find_input", "resolve_input_files"]
+__all__ = ["InputFile", "find_input", "input_files", "is_file", "locate", "resolve_input_files"]
 
 
 @dataclass(frozen=True)
@@ -67,10 +67,10 @@ def input_files(factory: Callable[..., Any]) -> dict[str, InputFile]:
     }
 
 
-def _is_file(path: Path) -> bool:
+def is_file(path: str | Path) -> bool:
     """Whether ``path`` names a file (False for a name the system refuses, too long say)."""
     try:
-        return path.is_file()
+        return Path(path).is_file()
     except OSError:
         return False
 
@@ -80,10 +80,10 @@ def locate(path: str, folder: Path) -> str | None:
     file as given (from the working directory, or absolute), else the file of that name
     in ``folder`` (its absolute path), else None."""
     given = Path(path).expanduser()
-    if _is_file(given):
+    if is_file(given):
         return path
     beside = folder / given
-    if given.is_absolute() or not _is_file(beside):
+    if given.is_absolute() or not is_file(beside):
         return None
     return str(beside.resolve())
 

@@ -111,21 +111,25 @@ def check_data(journal: Journal, record: RunRecord, digest: str | None) -> None:
 
 
 def name_clash(journal: Journal, spec: RunSpec) -> RunRecord | None:
-    """The first run of ``journal`` with ``spec``'s label on the same problem (name and
-    settings) but another strategy or other strategy options; runs set aside
-    (``Journal.set_aside_run``) leave their label free."""
+    """The first run of ``journal`` with ``spec``'s label on the same problem (name,
+    settings and space) but another strategy or other strategy options (settings a
+    strategy derives from the space, GPR's ``n_init`` say, differ with the space, which
+    makes another problem); runs set aside (``Journal.set_aside_run``) leave their label
+    free."""
     if spec.label is None:
         return None
     rows = journal._conn.execute(
-        "SELECT id, problem_settings, strategy, strategy_settings FROM runs"
+        "SELECT id, problem_settings, space, strategy, strategy_settings FROM runs"
         " WHERE label=? AND problem=? AND status != 'stopped' ORDER BY id",
         (spec.label, spec.problem),
     ).fetchall()
-    problem_settings, strategy_settings = (
-        json.loads(dumps(s)) for s in (spec.problem_settings, spec.strategy_settings)
+    problem_settings, space, strategy_settings = (
+        json.loads(dumps(s)) for s in (spec.problem_settings, spec.space, spec.strategy_settings)
     )
-    for run_id, problem_there, strategy, strategy_there in rows:
-        if json.loads(problem_there) != problem_settings:
+    for run_id, problem_there, space_there, strategy, strategy_there in rows:
+        if json.loads(problem_there) != problem_settings or space_changes(
+            json.loads(space_there), space
+        ):
             continue  # another problem
         if strategy != spec.strategy or json.loads(strategy_there) != strategy_settings:
             return journal.get_run(run_id)

@@ -146,8 +146,10 @@ class Journal:
 
     def check_name(self, spec: RunSpec) -> None:
         """Raise :class:`RunNameError` where ``spec`` would be a new run whose label a
-        run of its problem has with another strategy (read-only journals too)."""
-        _identity.check_name(self, spec)
+        run of its problem has with another strategy (read-only journals too); a run
+        stored already is resumed, never refused."""
+        if self.find(spec) is None:
+            _identity.check_name(self, spec)
 
     def _open_run(self, spec: RunSpec, budget: int | None, unique_name: bool) -> RunRecord:
         existing = self.find(spec)

@@ -319,3 +319,26 @@ def test_a_budget_below_finished_runs_is_refused_before_any_repetition(tmp_path)
     ):
         pending_repetitions(shorter, [problem])
     assert len(pending_repetitions(cfg, [problem])[0]) == 4  # the other repetitions
+
+
+def test_a_label_taken_with_other_options_is_refused_before_any_repetition(tmp_path):
+    """One journal, two files giving the label RS to other settings: said once, before
+    Dask starts; a repetition whose label another process took meanwhile fails without
+    being retried."""
+    from gpautotune.comparison import run_repetition
+    from gpautotune.comparison._run import pending_repetitions
+    from gpautotune.storage import RunNameError
+
+    cfg = load_comparison(_write(tmp_path, BASE))
+    problem = build_problem(cfg.problems[0], factory_names=True)
+    run_repetition(next(r for r in expand(cfg, [problem]) if r.label == "RS"))
+    other = load_comparison(
+        _write(tmp_path, BASE.replace("name: random, label: RS", "name: lhs, label: RS"))
+    )
+    with pytest.raises(
+        RunNameError, match="run name 'RS' is taken .*strategy random there, lhs here"
+    ):
+        pending_repetitions(other, [problem])
+    outcome = run_repetition(next(r for r in expand(other, [problem]) if r.label == "RS"))
+    assert outcome.run_id == -1 and outcome.error.startswith("RunNameError")
+    assert len(pending_repetitions(cfg, [problem])[0]) == 4  # its own label: resumed

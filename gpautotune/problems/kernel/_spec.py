@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from gpautotune.exceptions import ConfigError
+from gpautotune.problems.input_files import is_file
 from gpautotune.problems.kernel._answer import Answer, describe_answer
 from gpautotune.problems.kernel._arguments import Argument, parse_arguments
 from gpautotune.problems.kernel._params import space_from_tune_params
@@ -38,23 +39,15 @@ def read_source(source: str | Path) -> tuple[str, str | None]:
     Raises:
         ConfigError: a path that does not exist.
     """
-    if isinstance(source, str) and ("\n" in source or ("{" in source and not _is_file(source))):
+    if isinstance(source, str) and ("\n" in source or ("{" in source and not is_file(source))):
         return source, None
     path = Path(source)
-    if not _is_file(path):
+    if not is_file(path):
         raise ConfigError(
             f"source: no file {str(path)!r} (give a path, relative to the working directory, "
             "or the kernel's code itself)"
         )
     return path.read_text(), str(path.resolve())
-
-
-def _is_file(path: str | Path) -> bool:
-    """Whether ``path`` names a file (False for a name the system refuses, too long say)."""
-    try:
-        return Path(path).is_file()
-    except OSError:
-        return False
 
 
 @dataclass(frozen=True)

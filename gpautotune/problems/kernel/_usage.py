@@ -73,8 +73,11 @@ def warn_unused_parameters(spec: KernelSpec, geometry: Geometry | None = None) -
         )
 
 
-#: Comments, dropped; string literals are matched whole so that ``"//"`` starts none.
-_COMMENT_OR_LITERAL = re.compile(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"", re.DOTALL)
+#: Comments, dropped; string and character literals are matched whole so that ``"//"``
+#: or ``'"'`` starts none.
+_COMMENT_OR_LITERAL = re.compile(
+    r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.DOTALL
+)
 #: A name, its parameter list and a body: a function definition (or a macro call
 #: ending in one), for the list of names the message offers.
 _DEFINITION = re.compile(r"\b([A-Za-z_]\w*)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)\s*\{")
@@ -89,10 +92,8 @@ _VALUE_OPTIONS = frozenset({"-D", "-U", "-I", "-x", "-o", "-isystem", "-iquote",
 
 
 def strip_comments(source: str) -> str:
-    """``source`` without its ``//`` and ``/* */`` comments (string literals kept)."""
-    return _COMMENT_OR_LITERAL.sub(
-        lambda m: m.group() if m.group().startswith('"') else " ", source
-    )
+    """``source`` without its ``//`` and ``/* */`` comments (literals kept)."""
+    return _COMMENT_OR_LITERAL.sub(lambda m: " " if m.group()[0] == "/" else m.group(), source)
 
 
 def defined_functions(source: str, *, opencl: bool) -> list[str]:

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from scipy import signal
 
 from gpautotune.exceptions import ConfigError, PredicateError
 from gpautotune.space import Expression, compile_expression
@@ -24,6 +23,8 @@ def _correlate2d(image: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Each output point the sum of ``weights`` times the image window at it: the
     "valid" 2-D cross-correlation an image filter computes (the output is smaller than
     the image by the filter's size less one in each axis; SciPy picks direct or FFT)."""
+    from scipy import signal  # imported when an answer calls it (a slow import)
+
     return signal.correlate(image, weights, mode="valid")
 
 

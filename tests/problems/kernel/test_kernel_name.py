@@ -200,6 +200,8 @@ def test_an_opencl_kernel_defined_passes_silently(source):
         "static inline float *\nscale (float *restrict y, int n)\n{\n  return y;\n}\n",
         'const char *s = "}{";\nstruct p { int a; };\nvoid scale(float *y) { y[0] = s[0]; }\n',
         "#if A\nvoid scale(float *y, int n) {\n#else\nvoid scale(float *y) {\n#endif\n}\n",
+        "int is_quote(char c) { return c == '\"'; } "  # a quote that opens no string
+        'const char *open = "/*"; void scale(float *y) { y[0] = open[0]; } /* end */\n',
     ],
 )
 def test_a_c_function_defined_passes_silently(source):
