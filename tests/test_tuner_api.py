@@ -16,7 +16,7 @@ from gpautotune.exceptions import (
 )
 from gpautotune.problems import BoothProblem, Problem
 from gpautotune.space import IntRange, Space
-from gpautotune.storage import Journal, trials_frame
+from gpautotune.storage import Journal, check_run_name, trials_frame
 from gpautotune.storage._records import space_changes
 from gpautotune.strategies import make_strategy
 from gpautotune.strategies.random_sample import RandomSampling
@@ -229,9 +229,9 @@ def test_a_name_used_with_other_settings_is_a_clash(tmp_path):
     run = TuningRun(booth, "sobol", seed=1)
     same = run_spec(booth, TuningRun(booth, "random", seed=1).strategy, seed=1, label="baseline")
     other = run_spec(booth, run.strategy, seed=1, label="baseline")
-    journal.check_name(same)  # its own run: resumed, not refused
+    check_run_name(journal, same)  # its own run: resumed, not refused
     with pytest.raises(RunNameError, match=r"run 1 \(booth / random.*strategy random there"):
-        journal.check_name(other)
+        check_run_name(journal, other)
 
 
 def test_labels_appear_in_the_trials_frame(tmp_path):

@@ -12,7 +12,7 @@ from gpautotune import TuningRun, tune
 from gpautotune.exceptions import StorageError
 from gpautotune.problems import BoothProblem
 from gpautotune.space import IntRange, Space
-from gpautotune.storage import Journal, RunSpec
+from gpautotune.storage import Journal, RunSpec, check_run_name
 from gpautotune.strategies import make_strategy
 from gpautotune.tuner import RunNameError, run_spec
 
@@ -169,7 +169,7 @@ def test_the_command_line_resumes_a_run_an_older_journal_shares_a_name_with(tmp_
             spec = run_spec(BoothProblem(), _strategy(strategy), seed=1, label="x")
             journal.open_run(spec, 3)
     with Journal(db) as journal:
-        journal.check_name(run_spec(BoothProblem(), _strategy("random"), seed=1, label="x"))
+        check_run_name(journal, run_spec(BoothProblem(), _strategy("random"), seed=1, label="x"))
     assert tune(BoothProblem(), "random", 3, storage=db, label="x", seed=1).run_id == 1
 
 

@@ -66,6 +66,7 @@ def tune(
     one per worker, the strategy asked for the next configuration as each one finishes.
     """
     from gpautotune.config import build_problem, build_strategy, load_config, warm_start_trials
+    from gpautotune.storage import check_run_name
     from gpautotune.tuner import tune as run_tune
 
     if db is not None and not db.strip():
@@ -85,7 +86,7 @@ def tune(
     spec = _spec(problem, strategy, cfg.seed, cfg.label)
     with _existing(storage) as journal:
         if journal is not None:  # a taken name said before the header (the tuner
-            journal.check_name(spec)  # checks it again as it makes a new run)
+            check_run_name(journal, spec)  # checks it again as it makes a new run)
         stored = _stored(journal, spec) if resume else None
     named = f", name {cfg.label!r}" if cfg.label else ""
     resuming = f"; resuming run {stored[0]} with {_trials(stored[1])} stored" if stored else ""

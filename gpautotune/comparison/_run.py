@@ -27,7 +27,7 @@ from gpautotune.comparison._dask import RepetitionOutcome, dask_client, run_repe
 from gpautotune.config import build_problem
 from gpautotune.exceptions import ConfigError, StorageError
 from gpautotune.problems import Problem, in_family
-from gpautotune.storage import Journal, journal_path
+from gpautotune.storage import Journal, check_run_name, journal_path
 
 __all__ = [
     "ComparisonResult",
@@ -132,7 +132,7 @@ def pending_repetitions(
     with Journal(config.storage) as journal:
         finished = journal.finished()
         for spec in specs.values():
-            journal.check_name(spec)
+            check_run_name(journal, spec)
     pending = [
         r
         for r in repetitions

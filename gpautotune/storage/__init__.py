@@ -1,7 +1,7 @@
 """The trial journal (SQLite) and its tables (pandas, CSV, Parquet, warm starts), and the
 field's exchange formats: Kernel Tuner caches and T4 results files in, T4 out."""
 
-from gpautotune.storage._identity import RunNameError
+from gpautotune.storage._identity import RunNameError, check_run_name
 from gpautotune.storage._journal import Journal, RunOwnedError
 from gpautotune.storage._kernel_tuner import (
     HIGHER_IS_BETTER,
@@ -45,6 +45,7 @@ __all__ = [
     "RunSpec",
     "RunningTrial",
     "TuningRecords",
+    "check_run_name",
     "export_t4",
     "export_table",
     "import_csv",

@@ -29,7 +29,15 @@ from gpautotune.storage._records import RunRecord, RunSpec, dumps, placeless_key
 if TYPE_CHECKING:
     from gpautotune.storage._journal import Journal
 
-__all__ = ["RunNameError", "check_data", "check_name", "check_space", "find", "identities"]
+__all__ = [
+    "RunNameError",
+    "check_data",
+    "check_name",
+    "check_run_name",
+    "check_space",
+    "find",
+    "identities",
+]
 
 
 class RunNameError(StorageError):
@@ -156,6 +164,14 @@ def check_name(journal: Journal, spec: RunSpec) -> None:
         "strategy with its options on a problem (its runs may differ by seed): give this "
         "run another name (label=, --name), or that run's strategy and options"
     )
+
+
+def check_run_name(journal: Journal, spec: RunSpec) -> None:
+    """:func:`check_name` for a run ``spec`` would make (read-only journals too): a run
+    stored already is resumed, never refused (older journals may hold several strategies
+    under one label)."""
+    if journal.find(spec) is None:
+        check_name(journal, spec)
 
 
 def _differences(record: RunRecord, spec: RunSpec) -> list[str]:

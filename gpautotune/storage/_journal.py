@@ -127,8 +127,9 @@ class Journal:
         """The run with ``spec``'s key (resumed, budget updated), or a new one; the
         specification's objective is recorded where the run has none. With
         ``unique_name``, a new run whose label a run of its problem has with another
-        strategy is refused (:meth:`check_name`), in one ``BEGIN IMMEDIATE`` transaction
-        with the run's making: of two processes at once, the second sees the first's.
+        strategy is refused (:func:`~gpautotune.storage.check_run_name`), in one
+        ``BEGIN IMMEDIATE`` transaction with the run's making: of two processes at
+        once, the second sees the first's.
 
         Raises:
             RunNameError: the name is taken (``unique_name``); nothing is stored.
@@ -143,13 +144,6 @@ class Journal:
                 return record
             record_objective(self._conn, record.id, spec.objective)
             return self.get_run(record.id)
-
-    def check_name(self, spec: RunSpec) -> None:
-        """Raise :class:`RunNameError` where ``spec`` would be a new run whose label a
-        run of its problem has with another strategy (read-only journals too); a run
-        stored already is resumed, never refused."""
-        if self.find(spec) is None:
-            _identity.check_name(self, spec)
 
     def _open_run(self, spec: RunSpec, budget: int | None, unique_name: bool) -> RunRecord:
         existing = self.find(spec)
