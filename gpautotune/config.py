@@ -339,7 +339,13 @@ def section_inputs(
         factory, _ = _problem_factory(name, factory_names, allow_imports)
     except ConfigError:
         return dict(section)
-    return resolve_input_files(factory, section, file, where)
+
+    def wrapped(inner: Mapping[str, Any], key: str) -> dict[str, Any]:
+        return section_inputs(
+            inner, file, key, factory_names=factory_names, allow_imports=allow_imports
+        )
+
+    return resolve_input_files(factory, section, file, where, wrapped)
 
 
 def _problem_factory(

@@ -217,6 +217,15 @@ def test_a_replay_table_beside_a_tuning_file_runs_from_another_folder(folders):
     assert (elsewhere / "j.db").is_file() and not (project / "j.db").exists()  # an output
 
 
+def test_a_wrapped_problems_table_beside_the_file_is_found(folders):
+    project, _ = folders
+    (project / "t.csv").write_text(TABLE)
+    config = load_config(_tuning(project, {"name": "paced", "problem": _replay("t.csv")}))
+    assert config.problem.options["problem"]["data"] == str((project / "t.csv").resolve())
+    with pytest.raises(DataNotFoundError, match=r"^problem\.data: no file 'u\.csv'"):
+        load_config(_tuning(project, {"name": "paced", "problem": _replay("u.csv")}))
+
+
 def test_warm_start_beside_the_file_but_a_command_line_path_from_the_working_directory(
     folders,
 ):

@@ -44,11 +44,14 @@ class InputFile:
             where it looked when none has it.
         code: the value may be code instead of a path (a kernel's source): text with a
             line break, or naming no file and holding a brace, as ``read_source`` says.
+        section: the value is a problem section of its own (a wrapped problem), whose
+            problem marks its input files.
     """
 
     within: str = ""
     searched: bool = False
     code: bool = False
+    section: bool = False
 
 
 def input_files(factory: Callable[..., Any]) -> dict[str, InputFile]:
@@ -135,17 +138,26 @@ def _walk(value: Any, parts: list[str], key: str, visit: Callable[[str, str], st
 
 
 def resolve_input_files(
-    factory: Callable[..., Any], options: Mapping[str, Any], file: Path, where: str = ""
+    factory: Callable[..., Any],
+    options: Mapping[str, Any],
+    file: Path,
+    where: str = "",
+    section: Callable[[Mapping[str, Any], str], dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """``options`` of ``factory`` (as written in YAML ``file``) with each input file it
-    marks found by :func:`find_input`; messages name keys as ``<where><option>...``.
+    marks found by :func:`find_input`; messages name keys as ``<where><option>...``. A
+    wrapped problem's section goes to ``section(options, where)``, which finds its
+    problem's own.
 
     Raises:
         DataNotFoundError: an input file found in neither place.
     """
     out = dict(options)
     for name, mark in input_files(factory).items():
-        if name in out:
+        if mark.section:
+            if section is not None and isinstance(out.get(name), Mapping):
+                out[name] = section(out[name], f"{where}{name}.")
+        elif name in out:
             parts = mark.within.split(".") if mark.within else []
             visit = functools.partial(_find_marked, file=file, mark=mark)
             out[name] = _walk(out[name], parts, f"{where}{name}", visit)

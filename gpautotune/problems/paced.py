@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
 from gpautotune.exceptions import ConfigError
 from gpautotune.measurement import Measurement
 from gpautotune.problems._base import Problem
+from gpautotune.problems.input_files import InputFile
 from gpautotune.space import Config
 
 __all__ = ["PacedProblem", "paced_problem"]
@@ -71,7 +72,7 @@ class PacedProblem(Problem):
 
 
 def paced_problem(
-    problem: Mapping[str, Any],
+    problem: Annotated[Mapping[str, Any], InputFile(section=True)],
     optimum_s: float = 0.5,
     max_s: float = 5.0,
     failure_s: float | None = None,
