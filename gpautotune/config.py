@@ -60,8 +60,7 @@ def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> dict[str,
     """
     out = dict(data)
     for item in overrides:
-        path, sep, text = item.partition("=")
-        keys = [k for k in path.strip().split(".") if k]
+        keys, sep, text = _override_keys(item)
         if not sep or not keys:
             raise ConfigError(f"override {item!r} is not KEY.PATH=VALUE")
         node = out
@@ -77,6 +76,12 @@ def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> dict[str,
         except yaml.YAMLError as exc:
             raise ConfigError(f"override {item!r}: the value is not valid YAML: {exc}") from None
     return out
+
+
+def _override_keys(item: str) -> tuple[list[str], str, str]:
+    """``dotted.key=value`` as its keys, the ``=`` (empty when missing) and the value."""
+    path, sep, text = item.partition("=")
+    return [k for k in path.strip().split(".") if k], sep, text
 
 
 def _not_bool(value: Any) -> Any:
@@ -258,7 +263,7 @@ def _without(data: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
     stays: it is no path, and says whose input files the section's keys are."""
     out = dict(data)
     for item in overrides:
-        keys = [k for k in item.partition("=")[0].strip().split(".") if k]
+        keys = _override_keys(item)[0]
         node = out
         for k in keys[:-1]:
             if not isinstance(node.get(k), Mapping):
