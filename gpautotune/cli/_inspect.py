@@ -129,15 +129,16 @@ def export(
 ) -> None:
     """Export the trials of a journal as CSV, Parquet and/or T4 (Kernel Tuner's results
     format); tables carry each run's name in the `label` column."""
-    from gpautotune.storage import Journal, export_t4, export_table
+    from gpautotune.storage import Journal, check_not_journal, export_t4, export_table
 
     file = journal_file(db)
     if csv is None and parquet is None and t4 is None:
         raise GPAutotuneError("give --csv PATH, --parquet PATH and/or --t4 PATH")
     journal = Journal(file, read_only=True)
     tables = {"csv": csv, "parquet": parquet}  # the option names the format, not the suffix
-    for path in (*tables.values(), t4):
+    for path in (*tables.values(), t4):  # every output checked before any is written
         if path is not None:
+            check_not_journal(journal.path, path, "export")
             output_file(path, "the export")
     for format, path in tables.items():
         if path is not None:
@@ -338,11 +339,17 @@ def explain(
     ] = "box",
     paths: Annotated[int, typer.Option(help="GP posterior sample paths")] = 32,
 ) -> None:
-    """Sobol indices (S1, ST with intervals) of each parameter, from the run's GP."""
+    """Sobol indices (S1, ST with intervals) of each parameter, from the run's GP; the
+    chart and CSV go to --out (default: the journal's name without its suffix, beside
+    it, e.g. `runs` for `runs.db`; `<name>-explain` for a journal with no suffix)."""
+    from gpautotune.sensitivity import check_domain, check_paths
+
+    check_domain(domain)  # before the run is read and its GP fitted
+    check_paths(paths)
     from gpautotune.analysis.explain import EXPLAIN_STEPS, explain_run, indices_table
 
     file = journal_file(db)
-    folder = output_folder(out or file.with_suffix(""), "the explanation", make=False)
+    folder = output_folder(out or _explain_folder(file), "the explanation", make=False)
     with ProgressBar("explaining", EXPLAIN_STEPS, console=console, transient=True) as bar:
         table, chart = explain_run(
             file,
@@ -356,3 +363,11 @@ def explain(
         console.print(indices_table(table))
     if chart is not None:
         console.print(f"chart: {chart}")
+
+
+def _explain_folder(journal: Path) -> Path:
+    """The default folder of ``explain``: the journal's path without its suffix
+    (``runs.db`` -> ``runs``), or ``<name>-explain`` beside a journal with no suffix
+    (never the journal itself)."""
+    folder = journal.with_suffix("")
+    return folder if folder != journal else journal.with_name(f"{journal.name}-explain")

@@ -4,7 +4,15 @@ Used by the strategies (GPR's "screen, then tune") and by the analysis package (
 explains stored runs); depends only on the space and the surrogate.
 """
 
-from gpautotune.sensitivity._indices import Domain, SobolResult, sobol_indices, surrogate_indices
+from gpautotune.sensitivity._indices import (
+    DOMAINS,
+    Domain,
+    SobolResult,
+    check_domain,
+    check_paths,
+    sobol_indices,
+    surrogate_indices,
+)
 from gpautotune.sensitivity._paths import (
     FunctionPaths,
     PathSampler,
@@ -13,12 +21,15 @@ from gpautotune.sensitivity._paths import (
 )
 
 __all__ = [
+    "DOMAINS",
     "Domain",
     "FunctionPaths",
     "PathSampler",
     "PosteriorMean",
     "PosteriorPaths",
     "SobolResult",
+    "check_domain",
+    "check_paths",
     "sobol_indices",
     "surrogate_indices",
 ]

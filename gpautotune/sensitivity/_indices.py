@@ -28,7 +28,7 @@ import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 import pandas as pd
@@ -41,10 +41,20 @@ from gpautotune.sensitivity._valid import valid_estimates
 from gpautotune.space import Space
 from gpautotune.surrogate import GPSurrogate
 
-__all__ = ["Domain", "SobolResult", "sobol_indices", "surrogate_indices"]
+__all__ = [
+    "DOMAINS",
+    "Domain",
+    "SobolResult",
+    "check_domain",
+    "check_paths",
+    "sobol_indices",
+    "surrogate_indices",
+]
 
 _log = logging.getLogger(__name__)
 Domain = Literal["box", "valid"]
+#: The input distributions ``domain`` names (``Domain``'s values), in the order shown.
+DOMAINS: tuple[Domain, ...] = get_args(Domain)
 #: Fitted noise variance (standardised output units) above which a warning is logged.
 NOISE_WARNING = 0.1
 
@@ -77,11 +87,32 @@ class SobolResult:
         return self.table.loc[self.table["ST_high"] < threshold, "parameter"].tolist()
 
 
+def check_domain(domain: object) -> None:
+    """Refuse a ``domain`` that is none of :data:`DOMAINS` (checked before anything is
+    read or fitted, by the library and by ``gpautotune explain``).
+
+    Raises:
+        ConfigError: ``domain`` is not ``box`` or ``valid``.
+    """
+    if domain not in DOMAINS:
+        allowed = " or ".join(map(repr, DOMAINS))
+        raise ConfigError(f"domain must be {allowed}, not {domain!r}")
+
+
+def check_paths(paths: object) -> None:
+    """Refuse a number of GP posterior sample paths that is not a whole number >= 1.
+
+    Raises:
+        ConfigError: ``paths`` is not an int >= 1.
+    """
+    if isinstance(paths, bool) or not isinstance(paths, int) or paths < 1:
+        raise ConfigError(f"paths (GP posterior sample paths) must be >= 1, got {paths!r}")
+
+
 def _check(
     space: Space, domain: str, n: int, bootstrap: int, confidence: float, second_order: bool
 ) -> int:
-    if domain not in ("box", "valid"):
-        raise ConfigError(f"domain must be 'box' or 'valid', not {domain!r}")
+    check_domain(domain)
     if n < 8 or bootstrap < 0 or not 0.0 < confidence < 1.0:
         raise ConfigError(
             "need n >= 8, bootstrap >= 0 and 0 < confidence < 1; "
@@ -203,9 +234,12 @@ def surrogate_indices(
         hyperparameters: ``laplace`` draws every path's kernel hyperparameters from a
             Laplace approximation of their posterior; ``fitted`` keeps the fitted ones.
         mean_function: also report the indices of the posterior mean (``*_mean_fn``).
+
+    Raises:
+        ConfigError: an argument is out of range (checked before any path is drawn).
     """
-    if isinstance(paths, bool) or not isinstance(paths, int) or paths < 1:
-        raise ConfigError(f"paths (GP posterior sample paths) must be >= 1, got {paths!r}")
+    check_paths(paths)
+    check_domain(domain)
     if rff_features < 1:
         raise ConfigError(f"rff_features must be >= 1, got {rff_features!r}")
     common = dict(domain=domain, n=n, confidence=confidence, seed=seed, real_levels=real_levels)

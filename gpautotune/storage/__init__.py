@@ -8,8 +8,10 @@ from gpautotune.storage._kernel_tuner import (
     STATUS_INVALIDITY,
     TuningRecords,
     read_tuning_file,
+    unrecorded,
 )
 from gpautotune.storage._objective import RunObjective
+from gpautotune.storage._opening import check_not_journal
 from gpautotune.storage._records import (
     CatalogEntry,
     RunningTrial,
@@ -45,6 +47,7 @@ __all__ = [
     "RunSpec",
     "RunningTrial",
     "TuningRecords",
+    "check_not_journal",
     "check_run_name",
     "export_t4",
     "export_table",
@@ -58,5 +61,6 @@ __all__ = [
     "t4_document",
     "table_format",
     "trials_frame",
+    "unrecorded",
     "validate_t4",
 ]

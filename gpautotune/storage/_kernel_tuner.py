@@ -255,12 +255,17 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def unrecorded(objective: str) -> str:
+    """The error a row lacking ``objective`` (or holding null) is read with."""
+    return f"no {objective!r} recorded"
+
+
 def _outcome(value: Any, objective: str) -> tuple[float, str, str | None]:
     """(value, invalidity, error) of one recorded objective value."""
     if isinstance(value, str) and value in MARKERS:
         return math.nan, MARKERS[value], value
     if value is None:
-        return math.nan, "runtime", f"no {objective!r} recorded"
+        return math.nan, "runtime", unrecorded(objective)
     if not _is_number(value):
         return math.nan, "runtime", f"{objective!r} is {value!r}, not a number"
     if not math.isfinite(value) or abs(value) >= SENTINEL:

@@ -23,10 +23,19 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from gpautotune.exceptions import StorageError
+from gpautotune.exceptions import ConfigError, StorageError
 from gpautotune.storage._schema import HINTS, SCHEMA
 
-__all__ = ["SCHEMA_VERSION", "open_read_only", "open_writer", "sql_errors"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "check_not_journal",
+    "open_read_only",
+    "open_writer",
+    "sql_errors",
+]
+
+#: The files SQLite keeps beside a journal ``j.db``: ``j.db-wal``, ``j.db-shm``, ``j.db-journal``.
+SIDE_SUFFIXES = ("-wal", "-shm", "-journal")
 
 #: The journal schema version this code writes (``PRAGMA user_version``); version 0 is a
 #: journal written before versions were stamped (the same tables, or fewer of them).
@@ -67,6 +76,38 @@ def _known_columns() -> dict[str, frozenset[str]]:
     }
     conn.close()
     return out
+
+
+def check_not_journal(journal: str, path: str | os.PathLike[str], what: str) -> None:
+    """Refuse ``path`` as a file ``what`` (``"export"``) writes where it is the journal
+    at ``journal`` that ``what`` reads, or one of its side files (``-wal``, ``-shm``,
+    ``-journal``): writing it would lose every run. Links are followed (a link to the
+    journal is the journal), and an existing file is compared by identity (a hard link).
+
+    Raises:
+        ConfigError: ``path`` is the journal or a side file of it.
+    """
+    if journal == ":memory:":
+        return
+    given, out = Path(journal).expanduser(), Path(path).expanduser()
+    for base in {given.absolute(), given.resolve()}:  # SQLite's sides are beside either
+        for suffix in ("", *SIDE_SUFFIXES):
+            target = Path(f"{base}{suffix}")
+            if out.resolve() == target.resolve() or _same_file(out, target):
+                which = "a side file of the journal" if suffix else "the journal"
+                named = "" if str(path) == journal else f" ({journal!r})"
+                raise ConfigError(
+                    f"{what}: the output {str(path)!r} is {which} it reads{named}; "
+                    "give another path"
+                )
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` both exist and are one file (also through a hard link)."""
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 # ------------------------------------------------------------------------- writers
@@ -154,10 +195,21 @@ def _check_schema(conn: sqlite3.Connection, path: str, *, writing: bool) -> None
 def open_read_only(path: str) -> sqlite3.Connection:
     """Open without ever writing (nor leaving files beside the journal, see
     :func:`_snapshot`); the file must hold a journal's tables, of a version this code
-    reads (:func:`_check_schema`)."""
+    reads (:func:`_check_schema`). An empty file (0 bytes, what ``touch`` makes) is
+    refused too, saying so: SQLite would read it as a database without tables.
+
+    Raises:
+        StorageError: the file does not exist, is empty, or is not a journal this code
+            reads.
+    """
     file = Path(path).expanduser()
     if not file.is_file():
         raise StorageError(f"journal {path!r} does not exist")
+    if file.stat().st_size == 0 and not Path(f"{file}-wal").exists():
+        raise StorageError(
+            f"{path!r} is not a gpautotune journal: it is an empty file (0 bytes); "
+            "remove it or give another path"
+        )
     try:
         conn = _snapshot(file) or _connect_read_only(file, path)
     except sqlite3.DatabaseError as exc:  # not a database at all

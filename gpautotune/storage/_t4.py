@@ -40,6 +40,7 @@ from gpautotune.storage._kernel_tuner import (
     TIME_WORDS,
 )
 from gpautotune.storage._objective import RunObjective
+from gpautotune.storage._opening import check_not_journal
 from gpautotune.trial import Trial
 
 __all__ = [
@@ -314,7 +315,12 @@ def export_t4(
         path: the file to write.
         run_id: the run (default: the journal's only run).
         validate: check the document against the vendored schema first (needs jsonschema).
+
+    Raises:
+        ConfigError: ``path`` is the journal read (or its ``-wal``, ``-shm`` or
+            ``-journal`` file), or cannot be written.
     """
+    check_not_journal(journal.path, path, "export")
     document = t4_document(journal, run_id)
     if validate:
         validate_t4(document)

@@ -15,6 +15,7 @@ from gpautotune.exceptions import ConfigError, DataNotFoundError, SpaceError
 from gpautotune.measurement import Measurement, Status
 from gpautotune.space import Space
 from gpautotune.storage._journal import Journal
+from gpautotune.storage._opening import check_not_journal
 from gpautotune.trial import Origin, Trial
 
 if TYPE_CHECKING:
@@ -104,7 +105,13 @@ def export_table(
 
     Parquet columns hold one type: a parameter column whose values are of several types
     (a choice among ``0`` and ``"auto"``, a name that runs use differently) is written
-    as text there."""
+    as text there.
+
+    Raises:
+        ConfigError: no format (neither given nor named by the suffix), or ``path`` is
+            the journal read (or its ``-wal``, ``-shm`` or ``-journal`` file).
+    """
+    check_not_journal(journal.path, path, "export")
     path = Path(path)
     if format is None:
         format = table_format(path)

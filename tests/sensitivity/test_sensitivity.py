@@ -3,7 +3,14 @@ import pandas as pd
 import pytest
 
 from gpautotune.exceptions import ConfigError
-from gpautotune.sensitivity import PosteriorPaths, sobol_indices, surrogate_indices
+from gpautotune.sensitivity import (
+    DOMAINS,
+    PosteriorPaths,
+    check_domain,
+    check_paths,
+    sobol_indices,
+    surrogate_indices,
+)
 from gpautotune.sensitivity.reference_functions import (
     g_function,
     g_space,
@@ -85,6 +92,18 @@ def test_bad_options_are_refused():
         sobol_indices(ishigami(space), space, domain="all")
     with pytest.raises(ConfigError, match="second-order"):
         sobol_indices(ishigami(space), space, domain="valid", second_order=True)
+
+
+def test_the_domain_and_paths_checks_are_the_ones_the_command_line_uses_first():
+    assert DOMAINS == ("box", "valid")
+    for domain in DOMAINS:
+        check_domain(domain)
+    with pytest.raises(ConfigError, match="domain must be 'box' or 'valid', not 'vald'"):
+        check_domain("vald")
+    check_paths(1)
+    for paths in (0, -3, True, 2.0):
+        with pytest.raises(ConfigError, match="paths .* must be >= 1"):
+            check_paths(paths)
 
 
 @pytest.fixture(scope="module")

@@ -191,3 +191,33 @@ def test_a_none_level_written_as_an_empty_cell_reads_back_as_none(tmp_path):
     (tmp_path / "e.csv").write_text("mode,value\n,1.5\n")
     with pytest.raises(ConfigError, match="row 2: nan is not a level of parameter 'mode'"):
         import_csv(tmp_path / "e.csv", Space([Categorical("mode", ["a", "b"])]))
+
+
+@pytest.mark.parametrize("name", ["j.db", "link.db", "j.db-wal", "j.db-shm", "j.db-journal"])
+@pytest.mark.parametrize("write", ["csv", "parquet", "t4"])
+def test_an_export_onto_the_journal_it_reads_is_refused_before_anything_is_written(
+    tmp_path, name, write
+):
+    journal_of(tmp_path / "j.db", [{"a": 1}]).close()
+    (tmp_path / "link.db").symlink_to("j.db")
+    before = (tmp_path / "j.db").read_bytes()
+    with Journal(tmp_path / "j.db", read_only=True) as j:
+        with pytest.raises(ConfigError, match="is .*the journal it reads.*give another path"):
+            if write == "t4":
+                export_t4(j, tmp_path / name)
+            else:
+                export_table(j, tmp_path / name, format=write)
+    assert (tmp_path / "j.db").read_bytes() == before
+    assert not any((tmp_path / f"j.db{side}").exists() for side in ("-wal", "-shm", "-journal"))
+    with Journal(tmp_path / "link.db", read_only=True) as j:  # a journal read through a link
+        with pytest.raises(ConfigError, match="the journal it reads"):
+            export_table(j, tmp_path / "j.db", format="csv")
+
+
+def test_a_reader_refuses_an_empty_file_saying_it_is_empty(tmp_path):
+    (tmp_path / "empty.db").write_bytes(b"")
+    with pytest.raises(StorageError, match=r"it is an empty file \(0 bytes\); remove it"):
+        Journal(tmp_path / "empty.db", read_only=True)
+    assert (tmp_path / "empty.db").read_bytes() == b""
+    with Journal(tmp_path / "empty.db") as j:  # a writer makes a journal of it, as SQLite does
+        assert j.runs() == []
