@@ -79,7 +79,25 @@ class Measurement:
 
     @classmethod
     def failure(cls, status: Status | str, error: str | None = None, **metrics: Any) -> Measurement:
-        return cls(Status(status), None, (), metrics, error)
+        """A configuration that could not be measured, ``status`` saying how.
+
+        Raises:
+            ValueError: ``status`` is not a status, or is ``ok`` (a failure needs a
+                failure status; :meth:`success` makes an ok measurement).
+        """
+        failing = ", ".join(s.value for s in Status if s is not Status.OK)
+        try:
+            status = Status(status)
+        except ValueError:
+            raise ValueError(
+                f"Measurement.failure needs a failure status ({failing}), got {status!r}"
+            ) from None
+        if status is Status.OK:
+            raise ValueError(
+                f"Measurement.failure needs a failure status ({failing}), got ok; "
+                "Measurement.success(value) makes an ok measurement"
+            )
+        return cls(status, None, (), metrics, error)
 
     @classmethod
     def of(cls, result: object) -> Measurement:

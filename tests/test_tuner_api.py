@@ -11,6 +11,7 @@ from gpautotune.exceptions import (
     BudgetError,
     ConfigError,
     EvaluationError,
+    GPAutotuneError,
     SpaceError,
     StorageError,
 )
@@ -309,6 +310,100 @@ def test_a_budget_below_the_stored_trials_is_refused(tmp_path):
 def test_an_ok_measurement_needs_a_finite_number(value):
     with pytest.raises(ValueError, match="an ok measurement needs a"):
         Measurement.success(value)
+
+
+@pytest.mark.parametrize("status", [Status.OK, "ok", "bogus"])
+def test_a_failure_needs_a_failure_status(status):
+    with pytest.raises(ValueError, match="Measurement.failure needs a failure status"):
+        Measurement.failure(status, "hm")
+
+
+def test_an_ask_blocked_by_a_configuration_never_told_says_so(tmp_path):
+    """The documented loop asked forever (ask() gave [] and the run was not finished)
+    when one configuration asked was never told, e.g. after a tell that raised."""
+    with TuningRun(SPACE, "random", storage=tmp_path / "r.db", seed=1, budget=4) as run:
+        lost = run.ask()[0]
+        with pytest.raises(ConfigError):
+            run.tell(lost, None)  # caught by the user, who goes on
+        assert run.pending == [lost]
+        run.pending[0]["x"] = 99  # copies
+        with pytest.raises(GPAutotuneError, match=r"1 configuration asked and not told \(\{"):
+            for _ in range(10):  # the documented `while not run.finished`, bounded
+                for config in run.ask():
+                    run.tell(config, quadratic(config))
+        assert run.used == 3 and run.pending == [lost]
+        run.tell(lost, Measurement.failure(Status.RUN_ERROR, "crashed"))
+        assert run.finished and run.pending == []
+
+
+def test_asks_before_telling_get_what_the_budget_leaves(tmp_path):
+    run = TuningRun(SPACE, "random", storage=tmp_path / "r.db", seed=1, budget=5)
+    first, second = run.ask(3), run.ask(3)  # a batch, then more before telling it
+    assert len(first) == 3 and len(second) == 2 and len(run.pending) == 5
+    with pytest.raises(GPAutotuneError, match="5 configurations asked and not told"):
+        run.ask()
+    assert run.ask(0) == [] and run.ask(2, record_running=True) == []  # in flight: wait
+    for config in first + second:
+        run.tell(config, quadratic(config))
+    assert run.finished and run.ask() == []
+    small = TuningRun(Space([IntRange("a", 0, 2)]), "random", seed=0, budget=10)
+    asked = small.ask(5)
+    assert len(asked) == 3 and small.ask() == []  # budget left: the strategy is out
+    for config in asked:
+        small.tell(config, 1.0)
+    assert small.ask() == [] and small.finished
+
+
+def test_ask_and_tell_after_finish_are_refused(tmp_path):
+    db = tmp_path / "r.db"
+    with TuningRun(SPACE, "random", storage=db, seed=1, budget=6) as run:
+        run.tell(run.ask()[0], 1.0)
+        run.finish()
+        with pytest.raises(GPAutotuneError, match="run 1 is finished; open it again"):
+            run.ask()
+        with pytest.raises(GPAutotuneError, match="is finished; open it again"):
+            run.tell({"x": 0, "y": 0}, 1.0)
+    assert Journal(db).count_trials(run.run_id) == 1
+    again = TuningRun(SPACE, "random", storage=db, seed=1, budget=6)
+    assert again.run_id == run.run_id and len(again.ask()) == 1
+
+
+class _NoSpace(Problem):
+    name = "no-space"
+
+    def evaluate(self, config):
+        return 1.0
+
+
+class _ListSpace(_NoSpace):
+    space = [IntRange("x", 0, 3)]
+
+
+class _Unnamed(Problem):
+    space = SPACE
+
+    def evaluate(self, config):
+        return quadratic(config)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda db: tune(_NoSpace(), "random", 3, storage=db), "the problem has no `space`"),
+        (lambda db: tune(_ListSpace(), "random", 3, storage=db), "`space` is a list, not a"),
+        (lambda db: tune(_Unnamed, "random", 3, storage=db), r"pass an instance, _Unnamed\(\)"),
+        (
+            lambda db: tune(_Unnamed, "random", 3, space=SPACE, storage=db),
+            "_Unnamed is a Problem class",
+        ),
+        (lambda db: TuningRun(_NoSpace(), "random", storage=db), "has no `space`"),
+        (lambda db: TuningRun(_Unnamed, "random", storage=db), "is a Problem class"),
+    ],
+)
+def test_a_problem_class_or_one_without_a_space_is_refused_up_front(tmp_path, call, message):
+    with pytest.raises(ConfigError, match=message):
+        call(tmp_path / "p.db")
+    assert not (tmp_path / "p.db").exists()  # nothing evaluated, no run opened
 
 
 def test_parallel_arguments_are_checked_before_the_run_opens(tmp_path):

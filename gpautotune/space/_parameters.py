@@ -27,6 +27,11 @@ __all__ = ["Parameter", "Ordinal", "IntRange", "Categorical", "Boolean", "Real",
 
 Scale = Literal["index", "linear", "log2"]
 
+#: The most levels an :class:`IntRange` may have: its levels are built and indexed (ten
+#: million take some 25 s and a few GB; 2**40 was a bare MemoryError). Not the space's
+#: enumeration limit, which counts the raw points of all the parameters together.
+MAX_LEVELS = 10_000_000
+
 
 def _check_name(name: str) -> None:
     if not isinstance(name, str) or not name.isidentifier():
@@ -92,6 +97,27 @@ class Parameter:
         return text
 
 
+def _whole(where: str, what: str, value: Any) -> int:
+    """``value`` as an int; a :class:`SpaceError` unless it is an int or a numpy integer
+    (a bool, a float, even 2.0, or a string is refused, not truncated)."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise SpaceError(f"{where}: {what} must be a whole number (an int), got {value!r}")
+    return int(value)
+
+
+def _check_finite(name: str, levels: tuple[Any, ...]) -> None:
+    """Refuse NaN (a missing value, as pandas' ``unique()`` gives for a gap) and
+    infinities among the levels: no configuration could be stored and found again."""
+    for v in levels:
+        if isinstance(v, float | np.floating) and not math.isfinite(v):
+            fix = (
+                "drop missing values from its levels"
+                if math.isnan(v)
+                else "a level must be a finite number"
+            )
+            raise SpaceError(f"parameter {name!r} has a level {float(v)!r}: {fix}")
+
+
 def _level_array(levels: tuple[Any, ...]) -> np.ndarray:
     """The levels as an array that gives each back as it was given: numpy's own dtype
     where it keeps every level's type, else an object array (choices among ``0`` and
@@ -121,6 +147,7 @@ class _Levels(Parameter):
         levels = tuple(self.levels)
         if not levels:
             raise SpaceError(f"parameter {self.name!r} needs at least one level")
+        _check_finite(self.name, levels)
         if len(set(levels)) != len(levels):
             raise SpaceError(f"parameter {self.name!r} has repeated levels: {levels}")
         object.__setattr__(self, "levels", levels)
@@ -189,6 +216,7 @@ class Ordinal(_Levels):
         for v in levels:
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
                 raise SpaceError(f"ordinal parameter {self.name!r} has a non-numeric level {v!r}")
+        _check_finite(self.name, levels)  # before sorting, which NaN defeats
         object.__setattr__(
             self,
             "levels",
@@ -228,7 +256,14 @@ class Ordinal(_Levels):
 
 
 def PowerOfTwo(name: str, low: int, high: int) -> Ordinal:  # noqa: N802 - a constructor
-    """Powers of two from ``low`` to ``high`` inclusive, encoded on a log2 scale."""
+    """Powers of two from ``low`` to ``high`` inclusive, encoded on a log2 scale.
+
+    Raises:
+        SpaceError: ``low`` or ``high`` is not a whole number, or not a power of two, or
+            ``high < low``.
+    """
+    low = _whole(f"PowerOfTwo({name!r})", "low", low)
+    high = _whole(f"PowerOfTwo({name!r})", "high", high)
     if low <= 0 or high < low or low & (low - 1) or high & (high - 1):
         raise SpaceError(
             f"PowerOfTwo({name!r}): low={low} and high={high} must be powers of two, low <= high"
@@ -242,24 +277,36 @@ def PowerOfTwo(name: str, low: int, high: int) -> Ordinal:  # noqa: N802 - a con
 
 @dataclass(frozen=True)
 class IntRange(Ordinal):
-    """Integers ``low, low+step, ..., <= high`` (linear encoding)."""
+    """Integers ``low, low+step, ..., <= high`` (linear encoding).
+
+    Raises:
+        SpaceError: ``low``, ``high`` or ``step`` is not a whole number (an int or a numpy
+            integer: ``1.5`` is not truncated), ``step < 1``, ``high < low``, or the range
+            has more than :data:`MAX_LEVELS` levels.
+    """
 
     low: int = 0
     high: int = 0
     step: int = 1
 
     def __init__(self, name: str, low: int, high: int, step: int = 1) -> None:
+        where = f"IntRange({name!r})"
+        low, high = _whole(where, "low", low), _whole(where, "high", high)
+        step = _whole(where, "step", step)
         if step <= 0 or high < low:
             raise SpaceError(
-                f"IntRange({name!r}): need step > 0 and high >= low, "
-                f"got low={low} high={high} step={step}"
+                f"{where}: need step >= 1 and high >= low, got low={low} high={high} step={step}"
             )
-        object.__setattr__(self, "low", int(low))
-        object.__setattr__(self, "high", int(high))
-        object.__setattr__(self, "step", int(step))
-        super().__init__(
-            name=name, levels=tuple(range(int(low), int(high) + 1, int(step))), scale="linear"
-        )
+        count = (high - low) // step + 1
+        if count > MAX_LEVELS:
+            raise SpaceError(
+                f"{where}: low={low} high={high} step={step} gives {count:,} levels, at most "
+                f"{MAX_LEVELS:,}: give a larger step, or use Real({name!r}, ...)"
+            )
+        object.__setattr__(self, "low", low)
+        object.__setattr__(self, "high", high)
+        object.__setattr__(self, "step", step)
+        super().__init__(name=name, levels=tuple(range(low, high + 1, step)), scale="linear")
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -1,16 +1,18 @@
-"""Checks made before a run opens, so that a mistake leaves no run behind: a space that
-admits nothing, warm-start trials (or a warm-start file's rows) outside it, a budget below
-a stored run's trials, and the whole numbers that budgets, batch sizes and worker counts
-must be."""
+"""Checks made before a run opens, so that a mistake leaves no run behind: a Problem
+class given for an instance, a Problem without a space, a space that admits nothing,
+warm-start trials (or a warm-start file's rows) outside it, a budget below a stored run's
+trials, and the whole numbers that budgets, batch sizes and worker counts must be."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from gpautotune.exceptions import BudgetError, ConfigError, GPAutotuneError, SpaceError
+from gpautotune.problems import Problem
 from gpautotune.space import Space
 from gpautotune.storage import Journal, RunRecord
 from gpautotune.trial import Origin, Trial
@@ -18,6 +20,7 @@ from gpautotune.trial import Origin, Trial
 __all__ = [
     "EMPTY_CHECK_LIMIT",
     "check_budget",
+    "check_problem",
     "check_space",
     "check_warm_start",
     "positive_int",
@@ -147,6 +150,32 @@ def check_budget(journal: Journal, existing: RunRecord, budget: int) -> None:
             f"trials; a budget of {budget} would leave {used - budget} of them out: give a "
             f"budget of at least {used} (a report reads the best at a smaller budget with "
             "--checkpoint)"
+        )
+
+
+def check_problem(problem: Any) -> None:
+    """Refuse a :class:`Problem` subclass given for an instance (as a plain function it
+    would be called with each configuration) and a Problem without a :class:`Space`.
+
+    Raises:
+        ConfigError: naming the class and the fix.
+    """
+    if isinstance(problem, type) and issubclass(problem, Problem):
+        name = problem.__name__
+        raise ConfigError(f"{name} is a Problem class: pass an instance, {name}()")
+    if not isinstance(problem, Problem):
+        return
+    name = type(problem).__name__
+    if inspect.getattr_static(problem, "space", None) is None:  # Problem only annotates it
+        raise ConfigError(
+            f"the problem has no `space`: give {name} one, a gpautotune.space.Space (a class "
+            "attribute `space = Space([...])`, or `self.space = ...` in its __init__)"
+        )
+    if not isinstance(problem.space, Space):
+        raise ConfigError(
+            f"the problem's `space` is a {type(problem.space).__name__}, not a "
+            f"gpautotune.space.Space: give {name} one built from typed parameters, e.g. "
+            "Space([IntRange('n', 1, 8)])"
         )
 
 

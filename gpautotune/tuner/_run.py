@@ -28,6 +28,7 @@ from gpautotune.strategies import Proposal, Strategy, make_strategy
 from gpautotune.trial import Origin, Trial
 from gpautotune.tuner._checks import (
     check_budget,
+    check_problem,
     check_space,
     check_warm_start,
     positive_int,
@@ -93,6 +94,8 @@ class TuningRun:
             stored.
         StorageError: the run exists and ``load_if_exists`` is False.
         SpaceError: the space's constraints admit no configuration.
+        ConfigError: a Problem class given for an instance, or a Problem without a
+            ``space``.
     """
 
     def __init__(
@@ -111,6 +114,7 @@ class TuningRun:
     ) -> None:
         if budget is not None and not positive_int(budget):
             raise BudgetError(f"budget must be a positive integer, got {budget!r}")
+        check_problem(target)
         if problem_name is not None and isinstance(target, Problem):
             raise ConfigError("problem_name names a bare Space; a Problem has its own name")
         self.problem = target if isinstance(target, Problem) else None
@@ -181,6 +185,7 @@ class TuningRun:
         self._queued: list[Proposal] = []
         self._running: dict[Any, int] = {}  # key -> id of its running record
         self._finished = False
+        self._closed = False  # finish() ran: asking or telling more is refused
         self._set_aside: str | None = None
         if resumed:
             self._say_resumed()
@@ -296,6 +301,13 @@ class TuningRun:
         return self._finished or self.remaining == 0
 
     @property
+    def pending(self) -> list[Config]:
+        """The configurations :meth:`ask` handed out and not told yet (copies), in the
+        order asked."""
+        queued = {id(p) for p in self._queued}  # not handed out yet
+        return [dict(p.config) for p in self._pending.values() if id(p) not in queued]
+
+    @property
     def best(self) -> Trial | None:
         return best_trial(self.trials)
 
@@ -330,14 +342,27 @@ class TuningRun:
                 returning it (asynchronous loops, with evaluations in flight between asks),
                 so that a run killed while it is evaluated measures it again when resumed,
                 once. Such asks are not batches: their proposals carry no ``batch`` record.
+                They return an empty list while only the evaluations in flight stand in
+                the way.
+
+        Raises:
+            GPAutotuneError: :meth:`finish` ran; or, unless ``record_running``, the
+                configurations asked and not told yet (:attr:`pending`) hold all the
+                budget left (a loop that skipped one would otherwise ask forever). A
+                strategy that waits for results (or has nothing else to propose) while
+                some budget is left gives an empty list instead.
         """
         if not positive_int(n, zero=True):
             raise ConfigError(f"ask(n): n must be a whole number of configurations, got {n!r}")
+        self._check_open()
         if self._set_aside is not None:
             return []
+        wanted = n
         if self.remaining is not None:  # pending proposals not yet handed out do not count
             n = min(n, self.remaining - len(self._pending) + len(self._queued))
         if n <= 0:
+            if wanted and self.remaining and not record_running:
+                raise self._untold()
             return []
         out, self._queued = self._queued[:n], self._queued[n:]
         if out and not record_running:  # an interrupted batch first, alone
@@ -347,8 +372,25 @@ class TuningRun:
             self._record_running(out)
         if not out and not self._pending:
             _log.info("strategy %s has nothing more to propose", self.strategy.name)
-            self.finish()
+            self._finish()
         return [dict(p.config) for p in out]
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise GPAutotuneError(f"run {self.run_id} is finished; open it again to go on")
+
+    def _untold(self) -> GPAutotuneError:
+        """The error of an ask that configurations not told yet keep from the budget."""
+        asked = self.pending
+        if len(asked) == 1:
+            return GPAutotuneError(
+                f"1 configuration asked and not told ({asked[0]}); tell it a value or "
+                "Measurement.failure(...) before asking for more"
+            )
+        return GPAutotuneError(
+            f"{len(asked)} configurations asked and not told (the first: {asked[0]}); tell "
+            "each a value or Measurement.failure(...) before asking for more"
+        )
 
     def _ask_strategy(self, n: int, *, batch: bool) -> list[Proposal]:
         """The strategy's next ``n`` proposals, given the ones not told yet as pending;
@@ -395,9 +437,11 @@ class TuningRun:
         Raises:
             SpaceError: ``config`` is not a configuration of the space (unknown or
                 missing parameters, values that are not levels, violated predicates).
-            GPAutotuneError: ``config`` is already measured in this run.
+            GPAutotuneError: ``config`` is already measured in this run, or
+                :meth:`finish` ran.
             BudgetError: the budget is spent.
         """
+        self._check_open()
         try:
             measurement = Measurement.of(measurement)
         except TypeError as exc:
@@ -433,12 +477,21 @@ class TuningRun:
         _log_trial(self, trial)
         self.strategy.tell([trial])
         if self.remaining == 0:
-            self.finish()
+            self._finish()
         return trial
 
     def finish(self) -> None:
         """Mark the run finished in the journal (reports analyse finished runs only) and
-        give up its ownership; running records left (beyond a lowered budget) are dropped."""
+        give up its ownership; running records left (beyond a lowered budget) are dropped.
+        The run is then released: :meth:`ask` and :meth:`tell` raise
+        :class:`GPAutotuneError` (opening it again, as a new :class:`TuningRun`, resumes
+        it)."""
+        self._finish()
+        self._closed = True
+
+    def _finish(self) -> None:
+        """:meth:`finish` without refusing later asks and tells (the budget's last tell,
+        an exhausted strategy: asks then return nothing)."""
         if not self._finished:
             self.journal.clear_running(self.run_id)
             self.journal.finish_run(self.run_id)

@@ -117,3 +117,40 @@ def test_an_empty_cell_is_the_none_level_only_where_there_is_one():
     assert Categorical("mode", ["", None]).from_text("") == ""  # a text level comes first
     assert np.isnan(Categorical("mode", ["a", "b"]).from_text(""))
     assert np.isnan(IntRange("x", 1, 3).from_text(""))
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: Ordinal("unroll", [1, 2, float("nan"), 4]), "level nan: drop missing values"),
+        (lambda: Categorical("mode", ["a", np.float64("nan")]), "level nan: drop missing"),
+        (lambda: Ordinal("unroll", [1, float("inf")]), "level inf: a level must be a finite"),
+        (lambda: Categorical("mode", [-np.inf, "a"]), "level -inf"),
+    ],
+)
+def test_a_non_finite_level_is_refused_when_the_parameter_is_built(make, message):
+    # pandas' unique() of a column with a gap gives NaN; stored, the run could not resume
+    with pytest.raises(SpaceError, match=message):
+        make()
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: IntRange("a", 1.5, 3), "low must be a whole number.*got 1.5"),
+        (lambda: IntRange("a", 1, 6, step=2.5), "step must be a whole number.*got 2.5"),
+        (lambda: IntRange("a", 1, 6, step=0.5), "step must be a whole number"),
+        (lambda: IntRange("a", 1, 6, step=0), "need step >= 1"),
+        (lambda: IntRange("a", "1", "5"), "low must be a whole number.*got '1'"),
+        (lambda: IntRange("a", 0, True), "high must be a whole number.*got True"),
+        (lambda: IntRange("a", 1, 3.0), "high must be a whole number"),  # as PowerOfTwo
+        (lambda: PowerOfTwo("t", 4.0, 64), r"PowerOfTwo\('t'\): low must be a whole number"),
+        (lambda: IntRange("a", 0, 2**40), "1,099,511,627,777 levels, at most 10,000,000"),
+    ],
+)
+def test_int_range_bounds_are_whole_numbers_and_its_size_is_limited(make, message):
+    # 1.5 was truncated to 1, step 2.5 to 2; 2**40 levels was a bare MemoryError
+    with pytest.raises(SpaceError, match=message):
+        make()
+    assert IntRange("a", np.int64(1), np.int32(3), step=np.int8(2)).levels == (1, 3)
+    assert type(IntRange("a", np.int64(1), 3).low) is int
