@@ -289,13 +289,29 @@ def _pairwise_rows(
 
 def _verdict(g: Group, ref: Group, b: int, d: Difference, practical: float) -> str:
     """The verdict of ``g`` against ``ref`` at ``b``; where either has no successful
-    evaluation within ``b`` (every evaluation failed), that, not "too few repetitions"."""
+    evaluation within ``b`` (every evaluation failed), or no value at ``b`` (its runs
+    stop before ``b``), that, not "too few repetitions"."""
     own = g.no_success(b)
     if own is not None:
         return own
     if ref.no_success(b) is not None:
         return f"reference {ref.label}: no successful evaluation"
+    for group, who in ((g, ""), (ref, "reference ")):
+        short = _unreached(group, b)
+        if short is not None:
+            return who + short
     return verdict(d, practical=practical)
+
+
+def _unreached(g: Group, b: int) -> str | None:
+    """Why ``g`` has no best value at ``b``, e.g. ``RS's budget 4 < 12`` (its runs stop
+    before ``b``); None when some run has one."""
+    if len(g.at(b)):
+        return None
+    top = int(np.max(g.budgets)) if len(g.budgets) else 0
+    if top < b:
+        return f"{g.label}'s budget {top} < {b}"
+    return f"no run of {g.label} that reaches {b} has a successful evaluation"
 
 
 def _curve_rows(

@@ -80,6 +80,7 @@ from gpautotune.storage import (
     TuningRecords,
     kernel_tuner_unit,
     read_tuning_file,
+    unrecorded,
 )
 
 __all__ = ["KtCacheProblem", "kt_cache_problem", "HIGHER_IS_BETTER"]
@@ -134,6 +135,26 @@ def _left_out(skipped: Mapping[str, tuple[int, list[dict[str, Any]]]]) -> tuple[
     return sum(n for n, _ in skipped.values()), "; ".join(
         f"{reason}: {n:,}" for reason, (n, _) in skipped.items()
     )
+
+
+#: Units of a time objective (the file's, else Kernel Tuner's ``ms`` for ``time...``).
+_TIME_UNITS = ("s", "ms", "us", "µs", "ns")
+
+
+def _refuse_lists(records: TuningRecords) -> None:
+    """Refuse an objective whose rows hold lists (``times``): none would be measured.
+
+    Raises:
+        ConfigError: no row is measured and some hold a list in the objective.
+    """
+    listed = f"{records.objective!r} is ["
+    if any(i == "correct" for i in records.invalidity):
+        return
+    if any(e is not None and e.startswith(listed) for e in records.errors):
+        raise ConfigError(
+            f"{records.source}: {records.objective!r} holds lists, not numbers; name a field "
+            "with one number per row (e.g. time) as `objective`"
+        )
 
 
 def _is_power_of_two(value: Any) -> bool:
@@ -200,6 +221,7 @@ class KtCacheProblem(Problem):
         name: str | None = None,
     ) -> None:
         self.records, self.path = records, path
+        _refuse_lists(records)
         self.direction = _direction(records, direction)
         self.restrictions = tuple(restrictions)
         source = Path(records.source).absolute()  # a file named alone has its folder too
@@ -210,9 +232,11 @@ class KtCacheProblem(Problem):
         self.objective_unit = stated or kernel_tuner_unit(self.objective)
         self.samples_unit = records.timeunit or records.units.get("time", "ms")
         self._report_left_out(records)
+        self._report_unrecorded(records)
         self._build_space(records)
         self._index_rows(records)
         self._set_values(records)
+        self._report_not_positive()
 
     # ------------------------------------------------------------------ building
     def _report_left_out(self, records: TuningRecords) -> None:
@@ -223,6 +247,33 @@ class KtCacheProblem(Problem):
             warnings.warn(
                 f"{count:,} of {count + len(records):,} records of {records.source} are left "
                 f"out: {why}",
+                stacklevel=3,
+            )
+
+    def _report_unrecorded(self, records: TuningRecords) -> None:
+        """Rows lacking the objective (or holding null) replay as failed evaluations
+        (``run_error``): say how many, once."""
+        missing = sum(1 for error in records.errors if error == unrecorded(records.objective))
+        if missing:
+            warnings.warn(
+                f"{missing:,} of {len(records):,} rows of {records.source} record no "
+                f"{records.objective!r}; they replay as failed evaluations (run_error)",
+                stacklevel=3,
+            )
+
+    def _report_not_positive(self) -> None:
+        """A time of zero or below is no measurement, yet the lowest would be taken as the
+        optimum: say how many rows hold one, once (time objectives only)."""
+        if self.direction != "min" or self.objective_unit not in _TIME_UNITS:
+            return
+        ok = (self._statuses == Status.OK) & self._allowed
+        bad = ok & (self._raw <= 0)
+        if bad.any():
+            warnings.warn(
+                f"{int(bad.sum()):,} of {int(ok.sum()):,} measured rows of "
+                f"{self.records.source} record a {self.objective!r} of zero or below (e.g. "
+                f"{float(self._raw[bad][0]):g}), which no time can be; the lowest is taken as "
+                "the optimum: check the file",
                 stacklevel=3,
             )
 
@@ -402,8 +453,7 @@ def kt_cache_problem(
     """
     if direction not in ("min", "max", None):
         raise ConfigError(f"direction must be 'min' or 'max', not {direction!r}")
-    given = Path(path).expanduser()
-    resolved = find_data(str(path), given if given.is_file() else None, option="path")
+    resolved = find_data(str(path), option="path", here=True)
     records = read_tuning_file(resolved, objective)
     return KtCacheProblem(
         records, path=str(path), direction=direction, restrictions=restrictions or (), name=label

@@ -64,6 +64,19 @@ def test_strategies_whose_evaluations_all_failed_are_said_to_be_so(tmp_path):
     assert "too few repetitions" not in shown
 
 
+def test_a_budget_below_the_checkpoint_is_the_verdicts_reason(tmp_path):
+    """RS ran 5 times to budget 2 only: at 4 the reason is its budget, not too few runs."""
+    runs = {"RS": [[3.0, 2.0]] * 5, "Sobol": [[4.0, 3.0, 2.0, 1.0]] * 5}
+    db = _journal(tmp_path / "j.db", runs)
+    report = analyse(db, checkpoints=[2, 4], reference="RS")
+    verdicts = report.pairwise.set_index(["strategy", "budget"])["verdict"]
+    assert verdicts[("Sobol", 4)] == "reference RS's budget 2 < 4"
+    report = analyse(db, checkpoints=[2, 4], reference="Sobol")
+    verdicts = report.pairwise.set_index(["strategy", "budget"])["verdict"]
+    assert verdicts[("RS", 4)] == "RS's budget 2 < 4"
+    assert "too few repetitions" not in markdown(report)
+
+
 def test_a_strategy_that_succeeded_once_is_not_listed(tmp_path):
     report = analyse(_journal(tmp_path / "j.db", {"A": [[None, 2.0], [None, None]]}))
     assert report.never_succeeded() == {} and report.never_succeeded_text() is None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from gpautotune.exceptions import DataNotFoundError
@@ -63,3 +65,29 @@ def test_an_explicit_path_is_used_as_given(tmp_path):
     assert find_data(NAME, data) == data
     with pytest.raises(DataNotFoundError, match="fix the path"):
         find_data(NAME, tmp_path / "nope.csv")
+
+
+def test_a_missing_file_lists_every_place_looked_in_in_order(installed, monkeypatch):
+    here = installed / "elsewhere"
+    here.mkdir()
+    _put(installed / "data", "other.csv")
+    monkeypatch.setenv(_data.ENV_VAR, str(installed / "data"))
+    monkeypatch.chdir(here)
+    name = "mine/nothere.json"
+    with pytest.raises(DataNotFoundError) as info:
+        find_data(name, option="path", here=True)
+    message = str(info.value)
+    places = [
+        f"the working directory ({here.resolve()})",
+        "the folder of the YAML file that names it",
+        f"$GPAUTOTUNE_DATA ({installed / 'data'})",
+        "shared/data/ in the working directory and in each folder above it",
+        "shared/data/ in the package's folder",
+        f"the user's data folder ({installed / 'xdg' / 'gpautotune'})",
+    ]
+    assert [message.index(p) for p in places] == sorted(message.index(p) for p in places)
+    assert f"Of the data folders, only {installed / 'data'} exists" in message
+    assert "found the data folders" not in message and "\n" not in message
+    _put(here, name)
+    monkeypatch.chdir(here)
+    assert find_data(name, option="path", here=True) == Path(name)

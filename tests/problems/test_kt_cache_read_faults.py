@@ -9,7 +9,7 @@ import warnings
 import pytest
 
 from gpautotune.exceptions import ConfigError
-from gpautotune.problems import make_problem
+from gpautotune.problems import Status, make_problem
 from gpautotune.problems.kt_cache import kt_cache_problem
 from gpautotune.space import Categorical
 
@@ -155,3 +155,43 @@ def test_repeated_levels_name_the_file(tmp_path):
     with pytest.raises(ConfigError, match="repeated levels") as info:
         kt_cache_problem(path)
     assert str(path) in str(info.value)
+
+
+# ------------------------------------------------------- the objective's values (round 5)
+def test_an_objective_holding_lists_is_refused_as_such(tmp_path):
+    records = [{"bx": b, "time": b / 32, "times": [b / 32]} for b in (32, 64)]
+    path = _write(tmp_path, {"bx": [32, 64]}, records)
+    for direction in (None, "min"):
+        with pytest.raises(ConfigError) as info:
+            kt_cache_problem(path, objective="times", direction=direction)
+        message = str(info.value)
+        assert "'times' holds lists, not numbers; name a field with one number" in message
+        assert "(e.g. time)" in message and "\n" not in message
+
+
+def test_rows_lacking_the_objective_are_warned_about_once_with_the_count(tmp_path):
+    records = [{"bx": 32, "times": [3.2]}, {"bx": 64, "time": None}]
+    records += [{"bx": b, "time": b / 32} for b in (128, 256)]
+    path = _write(tmp_path, {"bx": [32, 64, 128, 256]}, records)
+    with pytest.warns(UserWarning) as caught:
+        problem = kt_cache_problem(path)
+    (message,) = [str(w.message) for w in caught]
+    assert "2 of 4 rows" in message and "record no 'time'" in message and "run_error" in message
+    assert problem.failures == {Status.RUN_ERROR: 2}
+
+
+def test_times_of_zero_or_below_are_warned_about_once_with_the_count(tmp_path):
+    records = [{"bx": b, "time": t} for b, t in ((32, -5.0), (64, 0.0), (128, 6.4))]
+    path = _write(tmp_path, {"bx": [32, 64, 128]}, records)
+    with pytest.warns(UserWarning) as caught:
+        kt_cache_problem(path)
+    (message,) = [str(w.message) for w in caught]
+    assert "2 of 3 measured rows" in message and "zero or below (e.g. -5)" in message
+    positive = [{"bx": 32, "time": 1.0}, records[2]]
+    positive = _write(tmp_path, {"bx": [32, 128]}, positive, name="p.json")
+    scores = [{"bx": b, "score": -b} for b in (32, 64)]  # not a time: below zero is no fault
+    scores = _write(tmp_path, {"bx": [32, 64]}, scores, objective="score", name="s.json")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kt_cache_problem(positive)
+        assert kt_cache_problem(scores, direction="min").optimum == -64

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from gpautotune.problems.quantization._digits import DigitsTraining, digits_loaders, digits_model
-from gpautotune.problems.quantization._policy import check_bit_widths
+from gpautotune.problems.quantization._digits import (
+    DigitsResNet,
+    DigitsTraining,
+    digits_loaders,
+    digits_model,
+)
+from gpautotune.problems.quantization._layers import find_layers
+from gpautotune.problems.quantization._policy import PolicySpace, check_bit_widths
 from gpautotune.problems.quantization._problem import QuantizationProblem, check_objective
 from gpautotune.problems.quantization._quantizer import Quantizer
 
@@ -38,12 +44,24 @@ def digits_problem(
         device: ``"cpu"`` or ``"cuda"`` (default CUDA when available).
         size_weight: weight of the size term in the objective (seed 003 §13.6.3:
             accuracy loss + ``size_weight`` x size / 8-bit size).
+
+    Raises:
+        ConfigError: a bad option, or a size limit below the smallest policy (every layer
+            at ``bits_low``): both refused before the model is trained or loaded.
     """
     # the options are checked before the model is trained (seconds) or loaded
     check_objective(size_limit, size_weight)
     bits = check_bit_widths(range(bits_low, bits_high + 1), f"bits {bits_low}..{bits_high}")
     quantizer = Quantizer(method=method, finetune_steps=finetune_steps, seed=seed)
     training = DigitsTraining(width=width, seed=seed)
+    # the size limit needs only the layers' shapes: an untrained network of the same
+    # architecture refuses one below the smallest policy before any training
+    PolicySpace.build(
+        find_layers(DigitsResNet(training.width, training.blocks)),
+        size_limit=size_limit,
+        bits=bits,
+        method=quantizer.method,
+    )
     model = digits_model(training, device=device)
     train, val = digits_loaders(seed=seed)
     return QuantizationProblem(

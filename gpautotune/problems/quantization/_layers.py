@@ -53,8 +53,8 @@ def find_layers(model: nn.Module, layers: Sequence[str] | None = None) -> tuple[
         layers: module names to quantize; default every ``Conv*d`` and ``Linear``.
 
     Raises:
-        ConfigError: ``model`` is not an ``nn.Module``; ``layers`` is not a list of names;
-            a named layer does not exist or has no weight; selected layers share one
+        ConfigError: ``model`` is not an ``nn.Module``; ``layers`` is not a list of names,
+            or is empty; a named layer does not exist or has no weight; selected layers share one
             weight tensor (tied weights); no layer found.
     """
     from torch import nn
@@ -66,6 +66,11 @@ def find_layers(model: nn.Module, layers: Sequence[str] | None = None) -> tuple[
         names = [n for n, m in modules.items() if type(m).__name__ in DEFAULT_TYPES]
     else:
         names = _layer_names(layers)
+        if not names:
+            raise ConfigError(
+                "layers is empty: name at least one layer, or leave it out to quantize every "
+                "Conv*d and Linear layer"
+            )
         unknown = [n for n in names if n not in modules]
         if unknown:
             raise ConfigError(

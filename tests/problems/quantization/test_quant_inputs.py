@@ -182,6 +182,7 @@ def test_targets_are_checked_once_before_any_policy(model, loaders, monkeypatch)
         ({"bits": {"0": 4}}, r"bits\['0'\] must be a list"),
         ({"layers": "0"}, r"list of module names, got '0'; for one layer write \['0'\]"),
         ({"layers": [0, 2]}, r"strings .*got \[0, 2\]"),
+        ({"layers": []}, "layers is empty: name at least one layer, or leave it out"),
         ({"size_limit": 1.0}, r"a fraction in \(0, 1\) .* got 1.0; give bytes as an int"),
         ({"size_limit": 4096.0}, r"a fraction in \(0, 1\)"),
     ],
@@ -214,6 +215,8 @@ def test_the_digits_problem_checks_its_options_before_training(monkeypatch) -> N
         ({"finetune_steps": -1}, "finetune_steps"),
         ({"method": "nope"}, "method"),
         ({"size_weight": -1.0}, "size_weight"),
+        ({"size_limit": 0.001}, r"size limit 695 bytes is below the smallest policy"),
+        ({"size_limit": 100}, r"size limit 100 bytes is below the smallest policy"),
     ]:
         with pytest.raises(ConfigError, match=message):
             digits_problem(device="cpu", **bad)
