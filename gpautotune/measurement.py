@@ -37,6 +37,10 @@ class Status(str, Enum):
         return self.value
 
 
+#: The statuses of a configuration that could not be measured.
+_FAILURES = tuple(s.value for s in Status if s is not Status.OK)
+
+
 @dataclass(frozen=True)
 class Measurement:
     """What one evaluation returned.
@@ -85,19 +89,13 @@ class Measurement:
             ValueError: ``status`` is not a status, or is ``ok`` (a failure needs a
                 failure status; :meth:`success` makes an ok measurement).
         """
-        failing = ", ".join(s.value for s in Status if s is not Status.OK)
-        try:
-            status = Status(status)
-        except ValueError:
-            raise ValueError(
-                f"Measurement.failure needs a failure status ({failing}), got {status!r}"
-            ) from None
-        if status is Status.OK:
-            raise ValueError(
-                f"Measurement.failure needs a failure status ({failing}), got ok; "
-                "Measurement.success(value) makes an ok measurement"
-            )
-        return cls(status, None, (), metrics, error)
+        if status in _FAILURES:
+            return cls(Status(status), None, (), metrics, error)
+        ok = "ok; Measurement.success(value) makes an ok measurement"
+        raise ValueError(
+            f"Measurement.failure needs a failure status ({', '.join(_FAILURES)}), got "
+            + (ok if status == Status.OK else repr(status))
+        )
 
     @classmethod
     def of(cls, result: object) -> Measurement:

@@ -340,10 +340,13 @@ def test_asks_before_telling_get_what_the_budget_leaves(tmp_path):
     run = TuningRun(SPACE, "random", storage=tmp_path / "r.db", seed=1, budget=5)
     first, second = run.ask(3), run.ask(3)  # a batch, then more before telling it
     assert len(first) == 3 and len(second) == 2 and len(run.pending) == 5
-    with pytest.raises(GPAutotuneError, match="5 configurations asked and not told"):
-        run.ask()
-    assert run.ask(0) == [] and run.ask(2, record_running=True) == []  # in flight: wait
-    for config in first + second:
+    assert run.ask() == []  # an asynchronous loop's: its evaluations are in flight
+    run.tell(first[0], quadratic(first[0]))
+    assert run.ask() == [] and run.ask(0) == []  # told between: still waiting
+    with pytest.raises(GPAutotuneError, match="4 configurations asked and not told"):
+        run.ask()  # nothing told since the last: asked forever otherwise
+    assert run.ask(2, record_running=True) == []  # in flight: wait
+    for config in first[1:] + second:
         run.tell(config, quadratic(config))
     assert run.finished and run.ask() == []
     small = TuningRun(Space([IntRange("a", 0, 2)]), "random", seed=0, budget=10)
@@ -354,16 +357,19 @@ def test_asks_before_telling_get_what_the_budget_leaves(tmp_path):
     assert small.ask() == [] and small.finished
 
 
-def test_ask_and_tell_after_finish_are_refused(tmp_path):
+def test_after_finish_nothing_is_asked_and_only_what_was_asked_is_told(tmp_path):
     db = tmp_path / "r.db"
     with TuningRun(SPACE, "random", storage=db, seed=1, budget=6) as run:
         run.tell(run.ask()[0], 1.0)
+        in_flight = run.ask(2)  # a batch, or evaluations in flight, when a callback stops
         run.finish()
+        assert run.ask() == [] and run.ask(3, record_running=True) == []
+        unasked = next(c for c in ({"x": x, "y": 0} for x in range(9)) if c not in in_flight)
         with pytest.raises(GPAutotuneError, match="run 1 is finished; open it again"):
-            run.ask()
-        with pytest.raises(GPAutotuneError, match="is finished; open it again"):
-            run.tell({"x": 0, "y": 0}, 1.0)
-    assert Journal(db).count_trials(run.run_id) == 1
+            run.tell(unasked, 1.0)
+        for config in in_flight:  # measured: stored, not lost
+            run.tell(config, 2.0)
+    assert Journal(db).count_trials(run.run_id) == 3
     again = TuningRun(SPACE, "random", storage=db, seed=1, budget=6)
     assert again.run_id == run.run_id and len(again.ask()) == 1
 
@@ -467,3 +473,23 @@ def test_resuming_is_said_at_warning_level_and_so_is_a_budget_all_stored(tmp_pat
     assert "resuming with all 6 evaluations of its budget stored; nothing is measured" in (
         second.getMessage()
     )
+
+
+@pytest.mark.parametrize("how", [{"batch_size": 3}, {"workers": 3}])
+def test_a_callback_that_finishes_the_run_stops_tune_keeping_what_was_measured(tmp_path, how):
+    def stop(trial, run):
+        if trial.number == 1:
+            run.finish()
+
+    result = tune(
+        quadratic,
+        "random",
+        12,
+        space=SPACE,
+        storage=tmp_path / "r.db",
+        seed=2,
+        callback=stop,
+        **how,
+    )
+    stored = Journal(tmp_path / "r.db").count_trials(result.run_id)
+    assert 2 <= len(result.trials) == stored < 12

@@ -77,8 +77,10 @@ from gpautotune.space import (
 from gpautotune.storage import (
     HIGHER_IS_BETTER,
     STATUS_INVALIDITY,
+    TIME_UNITS,
     TuningRecords,
     kernel_tuner_unit,
+    listed,
     read_tuning_file,
     unrecorded,
 )
@@ -137,20 +139,15 @@ def _left_out(skipped: Mapping[str, tuple[int, list[dict[str, Any]]]]) -> tuple[
     )
 
 
-#: Units of a time objective (the file's, else Kernel Tuner's ``ms`` for ``time...``).
-_TIME_UNITS = ("s", "ms", "us", "µs", "ns")
-
-
 def _refuse_lists(records: TuningRecords) -> None:
     """Refuse an objective whose rows hold lists (``times``): none would be measured.
 
     Raises:
         ConfigError: no row is measured and some hold a list in the objective.
     """
-    listed = f"{records.objective!r} is ["
     if any(i == "correct" for i in records.invalidity):
         return
-    if any(e is not None and e.startswith(listed) for e in records.errors):
+    if listed(records.objective) in records.errors:
         raise ConfigError(
             f"{records.source}: {records.objective!r} holds lists, not numbers; name a field "
             "with one number per row (e.g. time) as `objective`"
@@ -264,7 +261,7 @@ class KtCacheProblem(Problem):
     def _report_not_positive(self) -> None:
         """A time of zero or below is no measurement, yet the lowest would be taken as the
         optimum: say how many rows hold one, once (time objectives only)."""
-        if self.direction != "min" or self.objective_unit not in _TIME_UNITS:
+        if self.direction != "min" or self.objective_unit not in TIME_UNITS:
             return
         ok = (self._statuses == Status.OK) & self._allowed
         bad = ok & (self._raw <= 0)

@@ -6,7 +6,9 @@ from gpautotune.storage._journal import Journal, RunOwnedError
 from gpautotune.storage._kernel_tuner import (
     HIGHER_IS_BETTER,
     STATUS_INVALIDITY,
+    TIME_UNITS,
     TuningRecords,
+    listed,
     read_tuning_file,
     unrecorded,
 )
@@ -38,6 +40,7 @@ from gpautotune.storage._url import journal_path
 __all__ = [
     "HIGHER_IS_BETTER",
     "STATUS_INVALIDITY",
+    "TIME_UNITS",
     "CatalogEntry",
     "Journal",
     "RunNameError",
@@ -55,6 +58,7 @@ __all__ = [
     "import_table",
     "journal_path",
     "kernel_tuner_unit",
+    "listed",
     "metric_unit",
     "package_versions",
     "read_tuning_file",

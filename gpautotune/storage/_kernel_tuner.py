@@ -77,6 +77,8 @@ MARKERS = {
     "ErrorConfig": "runtime",
 }
 SENTINEL = 1e20
+#: Seconds per unit of the time units (an objective or samples in one is a time).
+TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 #: T4's words for the unit of ``times.runtimes`` (``metadata.timeunit``), by unit.
 TIME_WORDS = {
     "ns": "nanoseconds",
@@ -260,12 +262,19 @@ def unrecorded(objective: str) -> str:
     return f"no {objective!r} recorded"
 
 
+def listed(objective: str) -> str:
+    """The error a row holding a list in ``objective`` (``times``) is read with."""
+    return f"{objective!r} holds a list, not a number"
+
+
 def _outcome(value: Any, objective: str) -> tuple[float, str, str | None]:
     """(value, invalidity, error) of one recorded objective value."""
     if isinstance(value, str) and value in MARKERS:
         return math.nan, MARKERS[value], value
     if value is None:
         return math.nan, "runtime", unrecorded(objective)
+    if isinstance(value, list):
+        return math.nan, "runtime", listed(objective)
     if not _is_number(value):
         return math.nan, "runtime", f"{objective!r} is {value!r}, not a number"
     if not math.isfinite(value) or abs(value) >= SENTINEL:

@@ -20,7 +20,7 @@ from gpautotune.trial import Origin, Trial
 __all__ = [
     "EMPTY_CHECK_LIMIT",
     "check_budget",
-    "check_problem",
+    "check_problem_instance",
     "check_space",
     "check_warm_start",
     "positive_int",
@@ -153,7 +153,7 @@ def check_budget(journal: Journal, existing: RunRecord, budget: int) -> None:
         )
 
 
-def check_problem(problem: Any) -> None:
+def check_problem_instance(problem: Any) -> None:
     """Refuse a :class:`Problem` subclass given for an instance (as a plain function it
     would be called with each configuration) and a Problem without a :class:`Space`.
 

@@ -28,7 +28,7 @@ from gpautotune.strategies import Proposal, Strategy, make_strategy
 from gpautotune.trial import Origin, Trial
 from gpautotune.tuner._checks import (
     check_budget,
-    check_problem,
+    check_problem_instance,
     check_space,
     check_warm_start,
     positive_int,
@@ -114,7 +114,7 @@ class TuningRun:
     ) -> None:
         if budget is not None and not positive_int(budget):
             raise BudgetError(f"budget must be a positive integer, got {budget!r}")
-        check_problem(target)
+        check_problem_instance(target)
         if problem_name is not None and isinstance(target, Problem):
             raise ConfigError("problem_name names a bare Space; a Problem has its own name")
         self.problem = target if isinstance(target, Problem) else None
@@ -185,7 +185,8 @@ class TuningRun:
         self._queued: list[Proposal] = []
         self._running: dict[Any, int] = {}  # key -> id of its running record
         self._finished = False
-        self._closed = False  # finish() ran: asking or telling more is refused
+        self._closed = False  # finish() ran: nothing more is asked, only pending told
+        self._blocked_at: int | None = None  # trials told at an ask the untold blocked
         self._set_aside: str | None = None
         if resumed:
             self._say_resumed()
@@ -345,24 +346,27 @@ class TuningRun:
                 They return an empty list while only the evaluations in flight stand in
                 the way.
 
+        An empty list also comes once :meth:`finish` or :meth:`set_aside` ran.
+
         Raises:
-            GPAutotuneError: :meth:`finish` ran; or, unless ``record_running``, the
-                configurations asked and not told yet (:attr:`pending`) hold all the
-                budget left (a loop that skipped one would otherwise ask forever). A
-                strategy that waits for results (or has nothing else to propose) while
-                some budget is left gives an empty list instead.
+            GPAutotuneError: unless ``record_running``, the configurations asked and not
+                told yet (:attr:`pending`) hold all the budget left at two asks in a row
+                with nothing told between them (a loop that lost one would otherwise ask
+                forever; the first such ask gives an empty list, as to a loop whose
+                evaluations are still in flight).
         """
         if not positive_int(n, zero=True):
             raise ConfigError(f"ask(n): n must be a whole number of configurations, got {n!r}")
-        self._check_open()
-        if self._set_aside is not None:
+        if self._closed or self._set_aside is not None:
             return []
         wanted = n
         if self.remaining is not None:  # pending proposals not yet handed out do not count
             n = min(n, self.remaining - len(self._pending) + len(self._queued))
         if n <= 0:
             if wanted and self.remaining and not record_running:
-                raise self._untold()
+                if self._blocked_at == len(self.trials):
+                    raise self._untold()
+                self._blocked_at = len(self.trials)
             return []
         out, self._queued = self._queued[:n], self._queued[n:]
         if out and not record_running:  # an interrupted batch first, alone
@@ -374,10 +378,6 @@ class TuningRun:
             _log.info("strategy %s has nothing more to propose", self.strategy.name)
             self._finish()
         return [dict(p.config) for p in out]
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise GPAutotuneError(f"run {self.run_id} is finished; open it again to go on")
 
     def _untold(self) -> GPAutotuneError:
         """The error of an ask that configurations not told yet keep from the budget."""
@@ -438,16 +438,18 @@ class TuningRun:
             SpaceError: ``config`` is not a configuration of the space (unknown or
                 missing parameters, values that are not levels, violated predicates).
             GPAutotuneError: ``config`` is already measured in this run, or
-                :meth:`finish` ran.
+                :meth:`finish` ran and ``config`` was not asked before it (those asked
+                before are still stored, as after :meth:`set_aside`).
             BudgetError: the budget is spent.
         """
-        self._check_open()
         try:
             measurement = Measurement.of(measurement)
         except TypeError as exc:
             raise ConfigError(str(exc)) from None
         config = self.space.validate(config)
         key = self.strategy._key(config)
+        if self._closed and key not in self._pending:
+            raise GPAutotuneError(f"run {self.run_id} is finished; open it again to go on")
         if key in self._measured:
             raise GPAutotuneError(
                 f"configuration {dict(config)} is already measured in run {self.run_id}"
@@ -483,11 +485,11 @@ class TuningRun:
     def finish(self) -> None:
         """Mark the run finished in the journal (reports analyse finished runs only) and
         give up its ownership; running records left (beyond a lowered budget) are dropped.
-        The run is then released: :meth:`ask` and :meth:`tell` raise
-        :class:`GPAutotuneError` (opening it again, as a new :class:`TuningRun`, resumes
-        it)."""
+        Nothing more is asked (:meth:`ask` gives an empty list); configurations asked
+        before are still told and stored (a batch, evaluations in flight), others refused
+        (opening the run again, as a new :class:`TuningRun`, resumes it)."""
         self._finish()
-        self._closed = True
+        self._closed, self._queued = True, []
 
     def _finish(self) -> None:
         """:meth:`finish` without refusing later asks and tells (the budget's last tell,

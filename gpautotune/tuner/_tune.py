@@ -14,7 +14,7 @@ from gpautotune.problems.function import Objective, as_problem
 from gpautotune.space import Space
 from gpautotune.strategies import Strategy
 from gpautotune.trial import Trial
-from gpautotune.tuner._checks import check_problem, positive_int
+from gpautotune.tuner._checks import check_problem_instance, positive_int
 from gpautotune.tuner._result import TuneResult
 from gpautotune.tuner._run import StorageLike, TuningRun
 from gpautotune.tuner._stops import FIRST_BUILD_ERRORS, FIRST_CRASHES, first_failures
@@ -105,7 +105,7 @@ def tune(
         raise ConfigError(f"workers must be a positive integer, got {workers!r}")
     if workers is not None and client is not None:
         raise ConfigError("give workers (a local Dask cluster) or client, not both")
-    check_problem(problem)  # a Problem class or one without a space: before anything
+    check_problem_instance(problem)  # a Problem class or one without a space: before anything
     problem = as_problem(problem, space)
     if isinstance(warm_start, str | os.PathLike):  # a file: read before the set-up check
         warm_start = import_trials(warm_start, problem)

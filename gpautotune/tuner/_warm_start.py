@@ -50,18 +50,12 @@ from gpautotune.measurement import Measurement
 from gpautotune.problems import Problem
 from gpautotune.problems.kt_cache import KtCacheProblem
 from gpautotune.space import Space
-from gpautotune.storage import (
-    import_table,
-    read_tuning_file,
-    table_format,
-)
+from gpautotune.storage import TIME_UNITS, import_table, read_tuning_file, table_format
 from gpautotune.trial import Origin, Trial
 from gpautotune.tuner._checks import refuse_outside
 
-__all__ = ["import_trials", "TIME_UNITS"]
+__all__ = ["import_trials"]
 
-#: Seconds per unit of the time units a warm start converts between.
-TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 _FORMATS = ".csv, .parquet (.pq), .json or .json.gz"
 
 

@@ -58,7 +58,7 @@ def test_export_refuses_to_write_over_the_journal_it_reads(tmp_path, monkeypatch
     ("option", "fragment"),
     [
         (["--domain", "vald"], "domain must be 'box' or 'valid', not 'vald'"),
-        (["--paths", "0"], "paths"),
+        (["--paths", "0"], "paths (GP posterior sample paths) must be >= 1, got 0"),
     ],
 )
 def test_explain_checks_its_options_before_reading_the_journal(tmp_path, option, fragment):
