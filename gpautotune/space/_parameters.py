@@ -216,7 +216,6 @@ class Ordinal(_Levels):
         for v in levels:
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
                 raise SpaceError(f"ordinal parameter {self.name!r} has a non-numeric level {v!r}")
-        _check_finite(self.name, levels)  # before sorting, which NaN defeats
         object.__setattr__(
             self,
             "levels",
